@@ -9,11 +9,14 @@ were refused already (:func:`hpcds1mpi.launch.program.check_no_shell_syntax`); t
 refused the same way, naming the word, its expanded value where it is known here, and the
 single-quoted form that passes it as written. Expansions are read as bash reads them: none
 inside single quotes or after a backslash; ``$`` and backticks inside double quotes too;
-``~`` only at a word's start; ``*``, ``?`` and ``[...]`` outside quotes.
+``~`` only at a word's start; ``*``, ``?`` and ``[...]`` outside quotes, and only where the
+pattern names files here: one that matches none, bash passes as written too
+(``model.layers=[64,64]``, ``http://h/?a=b``: the review of s39).
 """
 
 from __future__ import annotations
 
+import glob
 import os
 import shlex
 
@@ -29,13 +32,13 @@ def unexpanded_words(text: str) -> list[str]:
     """The words of ``text`` (as written, quotes and all) that a shell would expand, in order,
     each once; [] for none (also for text whose quotes do not balance: the split says so)."""
     found, word, quote, k = [], [], None, 0
-    expands = False
+    expands = pattern = False
     while k < len(text):
         c = text[k]
         after = text[k + 1] if k + 1 < len(text) else ""
         if quote is None and c.isspace():
-            found += ["".join(word)] if expands else []
-            word, expands = [], False
+            found += ["".join(word)] if expands or pattern and _names_files(word) else []
+            word, expands, pattern = [], False, False
             k += 1
             continue
         if c == "\\" and quote != "'":
@@ -46,17 +49,30 @@ def unexpanded_words(text: str) -> list[str]:
         k += 1
         if quote == "'":
             quote = None if c == "'" else quote
-        elif c == "`" or (c == "$" and ((after.isascii() and after.isalpha()) or after in _AFTER_DOLLAR
-                                        or (quote is None and after and after in _ANSI_QUOTES))):
+        elif c == "`" or (c == "$" and after and (
+                (after.isascii() and after.isalpha()) or after in _AFTER_DOLLAR
+                or (quote is None and after in _ANSI_QUOTES))):  # a last "$" stays "$"
             expands = True
         elif quote == '"':
             quote = None if c == '"' else quote
         elif c in "'\"":
             quote = c
-        elif c in "*?" or (c == "~" and len(word) == 1) or (c == "[" and "]" in _rest(text, k)):
+        elif c == "~" and len(word) == 1:
             expands = True
-    found += ["".join(word)] if expands else []
+        elif c in "*?" or (c == "[" and "]" in _rest(text, k)):
+            pattern = True
+    found += ["".join(word)] if expands or pattern and _names_files(word) else []
     return list(dict.fromkeys(found)) if quote is None else []
+
+
+def _names_files(word: list[str]) -> bool:
+    """Whether the glob pattern ``word`` (its characters as written) matches a file in the
+    current folder, so that bash would replace it."""
+    try:
+        parts = shlex.split("".join(word))
+    except ValueError:
+        return False
+    return bool(parts) and bool(glob.glob(parts[0]))
 
 
 def _rest(text: str, k: int) -> str:

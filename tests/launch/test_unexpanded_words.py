@@ -12,10 +12,21 @@ from hpcds1mpi.launch.unexpanded_words import unexpanded_words
 from tests.helpers import error_lines, run_cli
 
 
+@pytest.fixture(autouse=True)
+def _in_a_folder_with_files(tmp_path, monkeypatch):
+    """A folder where ``*.c`` and ``a[0]`` name files, as a glob that bash replaces."""
+    (tmp_path / "main.c").write_text("")
+    (tmp_path / "a0").write_text("")
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.mark.parametrize("text, found", [
     ("./app2 {size} ~/in.dat", ["~/in.dat"]),
     ("./app2 {size} $HOME/in.dat", ["$HOME/in.dat"]),
     ("./app {size} *.c $(id) `id` a[0]", ["*.c", "$(id)", "`id`", "a[0]"]),
+    # a pattern that names no file here bash passes as written; so does a last "$"
+    # (the review of s39: both had been refused)
+    ("./app model.layers=[64,64] http://h/?a=b *.f90 --suffix=$", []),
     ("./app \"$HOME\" \"`id`\" ${size} $1 $'a\\tb'",
      ['"$HOME"', '"`id`"', "${size}", "$1", "$'a\\tb'"]),
     # as bash passes them: quoted, escaped, ~ inside a word or double quotes, a lone $
