@@ -20,6 +20,7 @@ Slurm's accounting or records them unknown.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import threading
 
@@ -43,6 +44,12 @@ JOB_LAUNCHERS = (LAUNCHER_HELPERS - {"hydra_pmi_proxy", "hydra_bstrap_proxy", "o
                  ) | {"srun"}
 #: Words of a launcher that only asks it something (``mpirun --version``), starting no job.
 _ASKING = frozenset({"--version", "-V", "-version", "--help", "-h", "-help", "-info", "--info"})
+#: A launcher's option giving how many processes it starts: what makes its line a job's, not
+#: a tool's that merely names the launcher's file (``sha256sum $MPI_BIN/mpiexec``: the review
+#: of s39, a sweep stopped 2 times in 3).
+_COUNTED = re.compile(r"-n|-np|--np|-c|--n|-N|--ntasks|-n\d+|-np\d+|--(np|ntasks|n)=\d+")
+#: An interpreter a launcher script runs under (``bash /usr/bin/mpirun ...``).
+_INTERPRETERS = re.compile(r"(ba|da|z|k)?sh|python[\d.]*|perl")
 #: Sampling period (s) for the launch's first :data:`FAST_FOR_S` seconds (a short program is
 #: still seen), then :data:`PERIOD_S`.
 FAST_PERIOD_S, FAST_FOR_S, PERIOD_S = 0.005, 0.3, 0.05
@@ -220,8 +227,13 @@ class TreeSampler:
                 argv = proc.cmdline()
             except psutil.Error:
                 continue
-            called = {exes.get(proc.pid), *(os.path.basename(arg) for arg in argv[:2])}
-            if called & JOB_LAUNCHERS and not _ASKING & set(argv[1:]):
+            # the launcher itself, or a script of it under its interpreter: never a tool
+            # whose argument names the launcher's file
+            names = [os.path.basename(arg) for arg in argv[:2]]
+            launcher = exes.get(proc.pid) in JOB_LAUNCHERS or names[0] in JOB_LAUNCHERS or (
+                len(names) > 1 and names[1] in JOB_LAUNCHERS and _INTERPRETERS.fullmatch(names[0]))
+            if launcher and not _ASKING & set(argv[1:]) and \
+                    any(_COUNTED.fullmatch(arg) for arg in argv[1:]):
                 self.rank_launcher = " ".join(argv)
                 return
 

@@ -55,3 +55,33 @@ def test_the_refusal_is_one_line_with_the_fix():
         check_rank_copies({"ranks": 3, "rank_launcher": "mpirun -np 3\napp"}, "w size 1")
     text = str(caught.value)
     assert "\n" not in text and "3 copies" in text and "--ranks-per-node 1" in text
+
+
+class _Proc:
+    """A process as the sampler reads it: its pid and command line."""
+
+    def __init__(self, pid: int, argv: list[str]):
+        self.pid, self._argv = pid, argv
+
+    def cmdline(self) -> list[str]:
+        return self._argv
+
+
+@pytest.mark.parametrize("exe, argv, seen", [
+    ("mpiexec.hydra", ["/usr/bin/mpiexec", "-n", "2", "./app"], True),
+    ("bash", ["bash", "/opt/intel/bin/mpirun", "-np", "2", "./app"], True),
+    ("srun", ["srun", "--ntasks=2", "./app"], True),
+    # a tool that names the launcher's file starts no job (the review of s39: the sweep
+    # stopped 2 times in 3 on a driver's `sha256sum "$MPI_BIN/mpiexec"`)
+    ("sha256sum", ["sha256sum", "/usr/bin/mpiexec"], False),
+    ("ldd", ["ldd", "/usr/bin/mpirun", "-n"], False),
+    ("mpiexec.hydra", ["/usr/bin/mpiexec", "--version"], False),
+    ("mpiexec.hydra", ["/usr/bin/mpiexec", "-info"], False),
+])
+def test_only_a_launcher_line_that_starts_processes_is_a_job(exe, argv, seen):
+    from hpcds1mpi.measure.launch_tree import LAUNCHER, TreeSampler
+
+    sampler = TreeSampler(2**22 + 7, set()).stop()  # no such process: nothing sampled
+    sampler._program_pids = {10}
+    sampler._find_rank_launcher([_Proc(11, argv)], {11: 10}, {11: LAUNCHER}, {11: exe})
+    assert bool(sampler.rank_launcher) is seen
