@@ -35,7 +35,8 @@ _ABORT = re.compile(r": Assertion .+ failed\.?$|^what\(\):|^terminate called aft
 #: An assert that names no condition: ``assert(FALSE)``, ``assert(0)``.
 _SAYS_NOTHING = re.compile(r"Assertion [`'\"]?\s*(?:FALSE|false|0|NULL)\s*['`\"]? failed")
 #: An error as a measured value ("relative error: 1.2e-5", "max error = 3"), not a failure.
-_ERROR_VALUE = re.compile(r"\berror\b\s*[:=]?\s*[-+]?(\d|\.\d)", re.IGNORECASE)
+_ERROR_VALUE = re.compile(r"\berror\b[^:=]*?[:=]?\s*[-+]?\d*\.?\d+(?:[eE][-+]?\d+)?\s*$",
+                          re.IGNORECASE)  # "L2 error norm 3.2e-05" too (the review of s39)
 #: Lines of stdout joined where its last words lead (a message wrapped over two lines).
 _LAST_WORDS = 2
 

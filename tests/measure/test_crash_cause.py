@@ -97,6 +97,7 @@ def test_an_abort_after_the_programs_account_on_stdout_is_led_by_that_account():
 
 def test_an_abort_that_says_what_failed_keeps_it_over_ordinary_output():
     stderr = "app: solve.c:9: solve: Assertion `n > 0' failed.\n"
-    for stdout in ("step 1\nstep 2\n", "step 1\nrelative error: 1.2e-05\n", ""):
+    for stdout in ("step 1\nstep 2\n", "step 1\nrelative error: 1.2e-05\n", "",
+                   "step 2 L2 error norm 3.2e-05\n", "max error = 3\n"):
         assert _aborted(stdout, stderr) == ("exit code 134: app: solve.c:9: solve: Assertion "
                                             "`n > 0' failed.")
