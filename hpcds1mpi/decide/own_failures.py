@@ -7,15 +7,17 @@ silently dropped memhog's 2 ranks x 1 thread at 640, a layout that never failed 
 fastest there (s39 tester B3, B7). Where the bundle holds runs of the workload, System 1 takes
 the failure probability from them instead (:func:`own_failures`):
 
-* a workload none of whose runs failed: 0 for every candidate (a size beyond its measured
-  ones is an extrapolation, which the guard says, not a predicted failure);
+* a workload none of whose runs failed: 0 for every candidate on hardware it ran on (a size
+  beyond its measured ones is an extrapolation, which the guard says, not a predicted
+  failure; hardware it never ran on is left to the classifier);
 * a configuration it ran on the candidate's hardware: from its runs at the sizes nearest the
   question, on either side: 1 where the nearest failed and no run on the other side was ok,
   0 where the nearest was ok and no run on the other side failed, and between an ok run and a
   failure the fraction of the way, in log size, from the ok run to the failure (the size
   where it starts to fail taken anywhere between them alike): crashy 2 x 1, ok at 200 and
   failed at 400, is 0.58 at 300 (s39 tester B2, where the classifier gave it 0.0095, the
-  safest of all). A failure in any round at a size counts as that size failing;
+  safest of all). A size's outcome is the share of its rounds that failed (one transient
+  failure in 5 rounds is 0.2, and the shares are weighed the same way between sizes);
 * anything else (a configuration it never ran there, a workload the bundle never ran): the
   classifier, the only evidence there is.
 
@@ -58,13 +60,23 @@ def own_failures(bundle, workload: str, size: float, cols: dict,
     runs = workload_runs(bundle, str(workload)) or {}
     if any(len(codes) for codes, *_ in runs.values()):
         if not any(bad.any() for *_, bad in runs.values()):
-            known[:] = True  # it never failed: no other program's sizes make it fail
+            # it never failed: no other program's sizes make it fail, on the hardware it ran
+            # on (hardware it never ran on is the classifier's: the review of s39)
+            known[:] = _ran_on(runs, cols, trained)
         else:
             _from_runs(runs, float(size), cols, trained, known, prob)
     cols[FROM_RUNS] = known
     if known.any():
         for col in ("fail_prob", "fail_prob_max"):
             cols[col] = np.where(known, prob, np.asarray(cols[col], dtype=float))
+
+
+def _ran_on(runs: dict, cols: dict, trained: dict | None) -> np.ndarray:
+    """Whether each candidate's partition is (the hardware of) one the workload ran on."""
+    partitions = np.asarray(cols["partition"]).astype(str)
+    ran = {part for part in np.unique(partitions).tolist()
+           if (trained or {}).get(part, part) in runs}
+    return np.isin(partitions, sorted(ran))
 
 
 def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
@@ -87,42 +99,45 @@ def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
         ran_codes = np.fromiter(ran, dtype=np.int64, count=len(ran))
         on = np.flatnonzero((partitions == part) & np.isin(codes, ran_codes))
         for code in np.unique(codes[on]).tolist():
-            sizes, failed = ran[code]
+            sizes, failing = ran[code]
             rows = on[codes[on] == code]
             known[rows] = True
-            prob[rows] = failure_probability(sizes, failed, size)
-            ok_text[rows] = _sizes_text(sizes[~failed])
-            failed_text[rows] = _sizes_text(sizes[failed])
+            prob[rows] = failure_probability(sizes, failing, size)
+            ok_text[rows] = _sizes_text(sizes[failing < 0.5])
+            failed_text[rows] = _sizes_text(sizes[failing >= 0.5])
     cols[OK_SIZES], cols[FAILED_SIZES] = ok_text, failed_text
 
 
 def _per_configuration(partition_runs: tuple) -> dict:
-    """configuration code -> (its distinct run sizes ascending, whether each failed: a
-    failure in any round at a size counts) of one partition's runs."""
+    """configuration code -> (its distinct run sizes ascending, the share of its rounds that
+    failed at each) of one partition's runs: one transient failure in 5 rounds is 0.2, not a
+    size that fails (the review of s39: it had dropped a layout ok in 4 of 5)."""
     codes, sizes, good, bad = partition_runs
     out = {}
     for code in np.unique(codes[good | bad]).tolist():
         mine = (codes == code) & (good | bad)
         at = np.unique(sizes[mine])
-        out[code] = (at, np.isin(at, sizes[mine & bad]))
+        failed = np.array([np.count_nonzero(mine & bad & (sizes == s)) for s in at.tolist()])
+        rounds = np.array([np.count_nonzero(mine & (sizes == s)) for s in at.tolist()])
+        out[code] = (at, failed / rounds)
     return out
 
 
-def failure_probability(sizes: np.ndarray, failed: np.ndarray, size: float) -> float:
+def failure_probability(sizes: np.ndarray, failing: np.ndarray, size: float) -> float:
     """The chance a configuration fails at ``size`` from its runs at ``sizes`` (ascending,
-    distinct) with ``failed`` marking the failures: the nearest run's outcome on each side,
-    and between an ok run and a failure the fraction of the way to the failure in log size."""
+    distinct) with ``failing`` each size's share of failed rounds (or True/False): the nearest
+    run's share on each side, and between two sizes their shares weighed by the way from one
+    to the other in log size (ok at 200 and failed at 400: 0.58 at 300)."""
+    failing = np.asarray(failing, dtype=float)
     here = np.isclose(sizes, size, rtol=1e-9, atol=0.0)
     if here.any():
-        return float(failed[here].any())
+        return float(failing[here].max())
     below, above = np.flatnonzero(sizes < size), np.flatnonzero(sizes > size)
     if not len(below) or not len(above):  # one side only: its nearest run says
-        return float(failed[below[-1] if len(below) else above[0]])
+        return float(failing[below[-1] if len(below) else above[0]])
     lo, hi = below[-1], above[0]
-    if failed[lo] == failed[hi]:
-        return float(failed[lo])
     way = float(np.log(size / sizes[lo]) / np.log(sizes[hi] / sizes[lo]))
-    return way if failed[hi] else 1.0 - way
+    return float(failing[lo] + way * (failing[hi] - failing[lo]))
 
 
 def _sizes_text(sizes: np.ndarray) -> str:

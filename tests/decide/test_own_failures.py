@@ -138,3 +138,18 @@ def test_a_pick_that_ran_ok_at_several_sizes_and_failed_at_another_says_so():
     assert "1 node x 1 rank x 2 threads (cpu, fp64) ran ok at 2 sizes (200, 400); failed at " \
         "800; at size 500 its failure probability from those runs is 0.32" \
         in choice.neighbour_note
+
+
+def test_a_sizes_outcome_is_the_share_of_its_rounds_that_failed():
+    """The review of s39: one failed round of five at 400 made a layout ok at 200, 400 and 800
+    "predicted to fail" at 450 (0.83) and dropped it."""
+    from hpcds1mpi.decide.own_failures import _per_configuration
+
+    codes = np.array([7] * 7)
+    sizes = np.array([200.0, 400, 400, 400, 400, 400, 800])
+    bad = np.array([False, True, False, False, False, False, False])
+    at, share = _per_configuration((codes, sizes, ~bad, bad))[7]
+    assert at.tolist() == [200.0, 400.0, 800.0] and share.tolist() == [0.0, 0.2, 0.0]
+    assert failure_probability(at, share, 450) == pytest.approx(0.2 * (1 - np.log(1.125) /
+                                                                          np.log(2)))
+    assert failure_probability(at, share, 400) == pytest.approx(0.2)
