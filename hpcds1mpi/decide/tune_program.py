@@ -27,9 +27,8 @@ def workload_label(program_file: str, label: str | None, say) -> str:
     one built from the program's file name, ``say`` -ing how where the name itself is none (a
     space, ``*``, a quote, a non-ASCII letter): ``my app`` runs as ``my_app``. Built before
     any launch: the name had been taken as given and refused after the launch probe (s39
-    tester D10). ASCII only and led by a letter or digit, so recommend's default job name
-    ``hpcds1mpi-<label>`` can hold it too; ``external`` (the sweep's default) where nothing
-    is left.
+    tester D10). A name that is a label is kept as it is (recommend's default job name spells
+    a label's letters a job name cannot hold: ``decide/job_names.py``).
 
     Raises:
         ConfigError: a bad ``--label``, or a file name that is a kernel's (its runs would be
@@ -47,9 +46,11 @@ def workload_label(program_file: str, label: str | None, say) -> str:
             raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
         return label  # a kernel's name: refused with the plan's own words
     name = os.path.basename(program_file)
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    built = re.sub(r"[^A-Za-z0-9._+-]+", "_", ascii_name)
-    built = re.sub(r"^[^A-Za-z0-9]+", "", built) or "external"
+    # a name that is a label stays it (café, _run.sh: the review of s39 — rebuilt, one
+    # program's runs had split over two labels); only the characters a label cannot hold
+    # become "_", never "external", the label of every program swept without --label
+    built = name if re.fullmatch(WORKLOAD_LABEL, name) else \
+        re.sub(r"[^\w.+-]+", "_", unicodedata.normalize("NFC", name))
     if is_kernel(built):
         raise ConfigError(f"the program's file name {name!r} is the name of a kernel, whose "
                           "runs its runs would be taken for: give --label NAME")
