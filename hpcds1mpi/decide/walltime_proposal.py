@@ -1,0 +1,252 @@
+"""A proposed walltime (:class:`WalltimeProposal`) and what ``recommend`` says of it: the
+``--time`` it asks for, why (tight, capped at the request, raised above kills or to cover the
+user's own jobs, the request kept), how sure (measured on held-out jobs and on the user's own),
+and the warnings. :func:`~hpcds1mpi.decide.walltime.propose_walltime` makes one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from hpcds1mpi.decide.walltime_evidence import Kills, enough_jobs, no_requests_case
+from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
+
+
+#: Why a request new to the user is kept ({what}: the request, :func:`request_words`).
+NOVEL = ("none of your finished jobs asked for {what}, and the history has too few such new "
+         "requests to tell how long they run")
+
+
+def time_limit_text(seconds: float) -> str:
+    """``seconds`` as ``--time`` and ``recommend --time-limit`` read it (``[D-]HH:MM:SS``,
+    whole minutes rounded up): a bare number is minutes to both (s35 tester T5)."""
+    return format_slurm_time(60 * int(np.ceil(round(seconds, 3) / 60.0)))
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage, with a decimal where a whole number would round it away
+    (0.999 is 99.9 %, not 100 %)."""
+    pct = 100 * share
+    return f"{pct:.0f}" if abs(pct - round(pct)) < 1e-9 else f"{pct:.1f}"
+
+
+@dataclass
+class WalltimeProposal:
+    """A proposed walltime and how sure it is.
+
+    Attributes:
+        time_s: the ``--time`` to request (s); None when it cannot propose.
+        quantile: the share of jobs like this one the walltime is meant to cover.
+        coverage: the share of the history's newest jobs the method covered when trained on
+            the older ones (measured); None when too few to check.
+        n_checked: how many jobs ``coverage`` was measured on.
+        n_history: finished jobs of this user in the history.
+        n_same_name: of those, with this job name (0 when no name was given).
+        point_s: the predicted run time (s, modelled: the best single candidate of the
+            job's history, see :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`).
+        request_s: the user's own request it was capped at (None when not given).
+        n_train: jobs the proposing model learned from.
+        reason: why there is no proposal ("" when there is one).
+        tight: True where the model is sure of this job (a narrow predicted run-time tail:
+            a tight calibrated proposal); False where it is not and the request is kept.
+        novel: True where no finished job of the user had this request (time, processors,
+            partition) -- its history is borrowed from the user's other requests -- and the
+            history holds too few such jobs to calibrate them apart: the request is kept.
+        uncapped_s: the walltime the model would propose without the request (s); above
+            ``request_s`` the request is what is proposed, and it covers fewer jobs like this
+            one than ``quantile`` says.
+        name: the job name whose history ``n_same_name`` counts (None: not given).
+        n_name_within: of the user's ``n_same_name`` finished jobs of this name, how many ran
+            within ``time_s`` (measured; None when there are none).
+        model_s: the model's own walltime where the user's jobs of this name (or, for a
+            job given without its request and no name the history knows, all the user's
+            jobs) showed it too short to cover ``quantile`` of them and the proposal was
+            raised to do so (s); None when it was not raised.
+        n_user_within: for a job given without its request and no name the history knows,
+            or one whose request the model called short, of the user's ``n_like`` finished
+            jobs, how many ran within ``time_s`` (measured; None otherwise).
+        n_like: how many jobs ``n_user_within`` counts from (None: ``n_history``).
+        like_what: which of the user's jobs those are ("" all of them, or "with this
+            request").
+        novel_what: the request new to the user, in words (``novel``).
+        partition_guess: the partition taken for a job given none (where the user's jobs
+            ran: a script naming no partition runs in the default one); None: not guessed.
+        killed: the user's jobs like this one (of this name, else with this request, else
+            at a limit its completed like jobs asked) killed at their time limit (TIMEOUT),
+            where the proposal would not have been above them
+            (:class:`~hpcds1mpi.decide.walltime_evidence.Kills`); None: no such kill.
+        killed_from_s: the walltime before it was raised above those kills (None: not).
+        killed_below: such kills the proposal is already above (a killed job is known only to
+            need more than its run): said, with what a raise above them would ask; None: none.
+        killed_ignored: such kills far beyond every completed run like them
+            (:meth:`~hpcds1mpi.decide.walltime_evidence.Kills.out_of_line`): said, not
+            obeyed; None: none.
+        partition_limit_s: the partition's time limit a raise above kills was held to (None:
+            not known, or not what held it).
+        no_requests: the history records no requested time (said: ``no_requests_case``).
+    """
+
+    time_s: float | None
+    quantile: float
+    coverage: float | None = None
+    n_checked: int = 0
+    n_history: int = 0
+    n_same_name: int = 0
+    point_s: float | None = None
+    request_s: float | None = None
+    n_train: int = 0
+    reason: str = ""
+    tight: bool = True
+    novel: bool = False
+    uncapped_s: float | None = None
+    name: str | None = None
+    n_name_within: int | None = None
+    model_s: float | None = None
+    n_user_within: int | None = None
+    n_like: int | None = None
+    like_what: str = ""
+    novel_what: str = ""
+    partition_guess: str | None = None
+    killed: Kills | None = None
+    killed_from_s: float | None = None
+    killed_below: Kills | None = None
+    killed_ignored: Kills | None = None
+    partition_limit_s: float | None = None
+    no_requests: bool = False
+
+    def to_dict(self) -> dict:
+        """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
+        out = asdict(self)
+        out["time"] = self.slurm_time()
+        return out
+
+    def slurm_time(self) -> str | None:
+        """``time_s`` as ``--time`` takes it (``[D-]HH:MM:SS``, rounded up to a minute)."""
+        return None if self.time_s is None else time_limit_text(self.time_s)
+
+    def lines(self, scheduler: str = "slurm") -> list[str]:
+        """What ``recommend`` prints about it, the walltime as ``scheduler``'s script asks for
+        it (``--time`` for Slurm, ``-l walltime=`` for PBS)."""
+        if self.time_s is None:
+            return [f"walltime: {self.reason}"]
+        checked = self.coverage is not None
+        pct = _percent(self.quantile)
+        sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
+                "were covered" if checked
+                else "not checked on held-out jobs (too few history jobs)")
+        capped = ""
+        if self.request_s:
+            capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
+                      else f", under the request of {self.request_s:.0f} s")
+        kills = self.killed
+        if kills is not None and self.time_s > kills.run_s * (1 + 1e-9):
+            held = (f", held to the partition's limit of {self.partition_limit_s:.0f} s"
+                    if self.partition_limit_s else
+                    f", held to {kills.bound_words()}"
+                    if kills.held_to_runs() else "")
+            case = (f"raised from {self.killed_from_s:.0f} s above the {kills.limit_s:.0f} s "
+                    f"limit that killed {kills.jobs()} (TIMEOUT): a killed job is only "
+                    f"known to need more than its {kills.run_s:.0f} s{held}")
+        elif kills is not None and self.partition_limit_s:
+            case = (f"the partition's limit, though {kills.jobs()} "
+                    f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
+                    "(TIMEOUT): it allows no more")
+        elif kills is not None:
+            case = (f"kept your request, though {kills.jobs()} "
+                    f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
+                    "(TIMEOUT)")
+        elif self.no_requests:
+            case = no_requests_case(self)
+        elif self.tight and self.short_request() and self.own_jobs_fit():
+            # The model's walltime for jobs like it; the user's own jobs say the request holds.
+            case = (f"your request: your own jobs ran within it, where the model, from the "
+                    f"history's jobs like it, would ask {self.uncapped_s:.0f} s")
+        elif self.tight and self.short_request():
+            case = (f"your request is shorter than the {pct} % walltime "
+                    f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
+        elif self.tight and self.model_s is not None:
+            whose = f"your jobs named {self.name!r}" if self.n_name_within is not None else \
+                "your finished jobs, all of them alike (a time limit or the job's name would " \
+                "tell this job apart)"
+            case = f"raised from the model's {self.model_s:.0f} s to cover {pct} % of {whose}"
+        elif self.tight and checked and not self.request_s:
+            # The held-out jobs were judged with their requests; this one was given none.
+            case = (f"meant to cover about {pct} % of such jobs; given no "
+                    "time limit, the model judged it without the request it learned from")
+        elif self.tight and checked:
+            case = f"tight: about {pct} % of such jobs finished within it"
+        elif self.tight:  # nothing held out to check it on: what it aims at, not a result
+            case = f"tight: meant to cover about {pct} % of such jobs"
+        else:
+            case = "unsure: kept your request because " + (
+                NOVEL.format(what=self.novel_what or "this time, processors and partition")
+                if self.novel else "jobs like this one too often ran past a shorter "
+                "walltime (their run times are spread out)")
+        if self.n_name_within is not None:  # measured on the jobs the user knows best
+            sure += (f"; {self.n_name_within} of your {self.n_same_name} finished jobs named "
+                     f"{self.name!r} ran within it")
+        elif self.n_user_within is not None and kills is None:  # the kills say more
+            like = f" {self.like_what}" if self.like_what else ""
+            sure += (f"; {self.n_user_within} of your {self.n_like or self.n_history} finished "
+                     f"jobs{like} ran within it")
+        minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
+        asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
+                 else f"--time {self.slurm_time()}")
+        ignored = self.killed_ignored
+        counted = kills if kills is not None else self.killed_below
+        more = (f"; {counted.n} more killed at their limit" if counted is not None else
+                f"; {ignored.n} more killed at their limit, ignored" if ignored else "")
+        where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
+                 "job names none)" if self.partition_guess else "")
+        lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; {sure})",
+                 f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
+                 f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
+                 f"name{more}), a model of {self.n_train} jobs{where}"]
+        if ignored is not None:
+            lines.append(ignored.ignored_line())
+        below = self.killed_below
+        if below is not None:
+            lines.append(f"walltime: {below.jobs()} {'was' if below.n == 1 else 'were'} killed "
+                         f"at {below.limit_s:.0f} s (TIMEOUT, after up to {below.run_s:.0f} s): "
+                         f"such a job needs more than that, how much is not known; "
+                         f"{self.time_s:.0f} s is {self.time_s - below.run_s:.0f} s above, and "
+                         f"above every kill is about {below.above():.0f} s "
+                         f"(--time {time_limit_text(below.above())})")
+        if kills is not None and self.partition_limit_s \
+                and self.time_s <= kills.run_s * (1 + 1e-9):
+            lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
+                         f"killed at {kills.limit_s:.0f} s (TIMEOUT), and the partition allows "
+                         f"no more than {self.partition_limit_s:.0f} s: ask a partition with a "
+                         "longer limit, or split the job")
+        elif kills is not None and self.time_s <= kills.run_s * (1 + 1e-9):
+            lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
+                         f"killed at {kills.limit_s:.0f} s (TIMEOUT, after up to "
+                         f"{kills.run_s:.0f} s): a limit of {self.time_s:.0f} s will likely be "
+                         f"killed too; ask for more, about {kills.above():.0f} s "
+                         f"(--time-limit {time_limit_text(kills.above())})")
+        elif (self.request_s and self.point_s and self.point_s > self.request_s
+              and not self.own_jobs_fit()):
+            lines.append(f"warning: your request of {self.request_s:.0f} s is below the "
+                         f"predicted run time of {self.point_s:.0f} s: the job will likely be "
+                         f"killed; ask for about {self.uncapped_s:.0f} s "
+                         f"(--time-limit {time_limit_text(self.uncapped_s)})")
+        return lines
+
+    def own_jobs_fit(self) -> bool:
+        """Whether the user's own jobs measured against the proposal (of this name, else like
+        it) ran within it in at least ``quantile`` of cases, on enough of them for that share
+        to be seen at all: then no request is "too short" (one job is no evidence)."""
+        if self.n_name_within is not None:
+            n, within = self.n_same_name, self.n_name_within
+        else:
+            n, within = self.n_like or self.n_history, self.n_user_within
+        return (within is not None and n >= enough_jobs(self.quantile)
+                and within >= self.quantile * n)
+
+    def short_request(self) -> bool:
+        """Whether the user's request, not the model, set the proposal (it is below the
+        walltime the model would propose)."""
+        return bool(self.request_s and self.uncapped_s
+                    and self.uncapped_s > self.request_s * (1 + 1e-9))
