@@ -142,7 +142,11 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         feats = submit_features(hist, groups).iloc[rows]
         return RuntimePredictor(**args).fit(feats, run[rows])
 
-    model = cached_fit(hist, groups, rows, args, fit)
+    def fitted(model) -> bool:  # a cache file can unpickle to anything
+        return isinstance(model, RuntimePredictor) and all(
+            hasattr(model, a) for a in ("walltime_", "n_calibration_", "n_train_"))
+
+    model = cached_fit(hist, groups, rows, args, fit, fitted)
     wm = model.walltime_
     check = wm.held_out_coverage()
     if check is not None and model.n_calibration_ >= 20:

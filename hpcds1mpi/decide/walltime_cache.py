@@ -7,7 +7,7 @@ the feature groups, which of its rows it learns from, the predictor's arguments,
 and library versions that fit it — so a hit needs no features of the history at all (s36: they
 were ~6 s of Curie's 8.6 s). The file is a pickle,
 and unpickling runs code: one is read only when this user owns it and no one else can write it
-or its folder. Anything else — no cache folder, another user's file, a damaged one — is
+or its folder. Anything else — no cache folder, another user's file, a damaged one, one that unpickles to something other than a fitted model — is
 fitted anew; a cache that cannot be written costs the next call a fit, never the answer.
 """
 
@@ -27,10 +27,12 @@ _FOLDER = "walltime-models"
 
 
 def cached_fit(history, groups: tuple[str, ...], rows, args: dict,
-               fit: Callable[[], object]):
+               fit: Callable[[], object], fitted: Callable[[object], bool] | None = None):
     """``fit()``'s model, read from the cache when one was fitted on the same ``rows`` (positions)
     of the same ``history`` with the same feature ``groups`` and ``args`` by this code; else
-    fitted and kept."""
+    fitted and kept. ``fitted`` says whether what a file unpickled to is such a model (None:
+    anything is): a file that unpickles to something else is fitted anew, as a damaged one is
+    (s39 tester C6: a dict in its place had ended ``recommend`` in a traceback)."""
     from hpcds1mpi.user_cache import cache_dir
 
     root = cache_dir()
@@ -42,7 +44,7 @@ def cached_fit(history, groups: tuple[str, ...], rows, args: dict,
     except (TypeError, ValueError):  # a column pandas cannot hash: no cache, the same answer
         return fit()
     model = _read(path)
-    if model is not None:
+    if model is not None and (fitted is None or fitted(model)):
         return model
     model = fit()
     _write(folder, path, model)

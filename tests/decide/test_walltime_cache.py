@@ -239,3 +239,34 @@ def test_a_folder_swapped_while_it_is_checked_is_never_read(cache, monkeypatch):
 
     monkeypatch.setattr(walltime_cache.os, "lstat", swapping_lstat)
     assert cached_fit(history, GROUPS, rows, SMALL, fits) != {"planted": True}
+
+
+def test_a_file_of_another_object_is_fitted_anew(cache):
+    # s39 tester C6: a private cache file that unpickled to a dict ended recommend in
+    # "AttributeError: 'dict' object has no attribute 'walltime_'"; a damaged one was refitted.
+    import pickle
+
+    fits = Fits()
+    history, rows = _rows()
+
+    def fitted(model):
+        return isinstance(model, dict) and "fitted" in model
+
+    cached_fit(history, GROUPS, rows, SMALL, fits, fitted)
+    (model,) = cache.glob("*.pkl")
+    model.write_bytes(pickle.dumps({"x": 1}))
+    assert cached_fit(history, GROUPS, rows, SMALL, fits, fitted) == {"fitted": 2}
+    assert cached_fit(history, GROUPS, rows, SMALL, fits, fitted) == {"fitted": 2}
+
+
+def test_a_proposal_refits_over_a_file_of_another_object(cache, tmp_path):
+    import pickle
+
+    from tests.decide.walltime_synthetic import history as synthetic
+
+    history = synthetic(tmp_path / "log.swf")
+    first = propose_walltime(history, "1", time_limit_s=3600.0, predictor_args=SMALL)
+    (model,) = cache.glob("*.pkl")
+    model.write_bytes(pickle.dumps({"x": 1}))
+    again = propose_walltime(history, "1", time_limit_s=3600.0, predictor_args=SMALL)
+    assert again.to_dict() == first.to_dict()
