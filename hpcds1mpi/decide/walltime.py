@@ -27,7 +27,6 @@ from hpcds1mpi.errors import DataError
 
 #: Fewest finished jobs of the user the history must hold to propose anything.
 MIN_USER_JOBS = 2
-NO_HISTORY = "no history for this user/job: cannot propose"
 
 
 def too_few_user_jobs(n: int) -> str:
@@ -84,12 +83,14 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
                                                     killed_at_limit, new_in_request,
                                                     raise_to_cover, same_request, too_thin)
+    from hpcds1mpi.decide.walltime_unproposed import unproposed_kills, user_reason
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
     if missing:
         raise DataError(f"the history job table lacks {', '.join(missing)}: give an "
                         "ingested job table (hpcds1mpi ingest)")
     hist = history.reset_index(drop=True)
+    user = str(user).strip()  # a stray space is no other user (s39 tester C5)
     end = end_times(hist)
     if submit_time is None:
         last = end.max()
@@ -108,9 +109,12 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     if done.sum() < MIN_TRAIN:  # the recommendation stands without a walltime: said, not fatal
         proposal.reason = too_thin(hist, done, completed, end, MIN_TRAIN)
         return proposal
-    if mine.sum() < MIN_USER_JOBS:
-        proposal.reason = (too_few_user_jobs(int(mine.sum())) if mine.any() else
-                           user_of_several_logs(hist, str(user)) or NO_HISTORY)
+    if mine.sum() < MIN_USER_JOBS:  # said with what the user's jobs did (s39 tester C1, C3, C5)
+        proposal.reason = ("" if users.any() else user_of_several_logs(hist, user)) or \
+            user_reason(hist, user, users, ended, mine, too_few_user_jobs(int(mine.sum())))
+        like = users & same_request(hist, time_limit_s, procs, partition)
+        proposal.killed = unproposed_kills(hist, users & ended, mine, name_rows, like,
+                                           workload, time_limit_s, procs, partition)
         return proposal
     if partition is None:  # a script naming no partition runs where the default puts it
         partition = default_partition(hist, mine, same)

@@ -7,8 +7,9 @@ the feature groups, which of its rows it learns from, the predictor's arguments,
 and library versions that fit it — so a hit needs no features of the history at all (s36: they
 were ~6 s of Curie's 8.6 s). The file is a pickle,
 and unpickling runs code: one is read only when this user owns it and no one else can write it
-or its folder. Anything else — no cache folder, another user's file, a damaged one, one that unpickles to something other than a fitted model — is
-fitted anew; a cache that cannot be written costs the next call a fit, never the answer.
+or its folder. Anything else — no cache folder, another user's file, a damaged one, one that
+unpickles to something other than a fitted model — is fitted anew; a cache that cannot be
+written costs the next call a fit, never the answer.
 """
 
 from __future__ import annotations

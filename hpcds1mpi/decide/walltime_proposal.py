@@ -130,7 +130,7 @@ class WalltimeProposal:
         """What ``recommend`` prints about it, the walltime as ``scheduler``'s script asks for
         it (``--time`` for Slurm, ``-l walltime=`` for PBS)."""
         if self.time_s is None:
-            return [f"walltime: {self.reason}"]
+            return [f"walltime: {self.reason}"] + self._unproposed_kill_lines()
         checked = self.coverage is not None
         pct = _percent(self.quantile)
         sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
@@ -233,6 +233,26 @@ class WalltimeProposal:
                          f"killed; ask for about {self.uncapped_s:.0f} s "
                          f"(--time-limit {time_limit_text(self.uncapped_s)})")
         return lines
+
+    def _unproposed_kill_lines(self) -> list[str]:
+        """With no proposal, the user's jobs like this one killed at their limit (``killed``):
+        the request, at or under them, warned of, as with a proposal (s39 tester C1: a script
+        was written with the 1,800-s limit that had killed all 20 of the user's jobs)."""
+        kills = self.killed
+        if kills is None:
+            return []
+        was = "was" if kills.n == 1 else "were"
+        killed = (f"{kills.jobs()} {was} killed at {kills.limit_s:.0f} s (TIMEOUT, after up "
+                  f"to {kills.run_s:.0f} s)")
+        ask = f"about {kills.above():.0f} s (--time-limit {time_limit_text(kills.above())})"
+        if not self.request_s:
+            return [f"warning: {killed}: a job like them needs more than that; ask for {ask}"]
+        if self.request_s <= kills.run_s * (1 + 1e-9):
+            return [f"warning: {killed}: a limit of {self.request_s:.0f} s will likely be "
+                    f"killed too; ask for more, {ask}"]
+        return [f"walltime: {killed}: such a job needs more than that, how much is not known; "
+                f"your request of {self.request_s:.0f} s is "
+                f"{self.request_s - kills.run_s:.0f} s above, and above every kill is {ask}"]
 
     def own_jobs_fit(self) -> bool:
         """Whether the user's own jobs measured against the proposal (of this name, else like

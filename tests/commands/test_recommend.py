@@ -334,7 +334,7 @@ def test_a_user_without_history_cannot_propose_and_the_script_keeps_its_limit(
     result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm",
                       "-o", str(wanted), "--history", str(gaia["log"]), "--user", "nobody-ever")
     assert result.exit_code == 0, result.output
-    assert "walltime: no history for this user/job: cannot propose" in result.output
+    assert "walltime: no user 'nobody-ever' in this history: cannot propose; its " in result.output
     assert "time limit is this proposal" not in result.output
     assert wanted.read_text() == plain.read_text()
     data = json.loads(fake_cli("--workload", "gemm", "--size", "2048", "--json", "--history",
