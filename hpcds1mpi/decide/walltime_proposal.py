@@ -167,9 +167,10 @@ class WalltimeProposal:
             case = (f"your request is shorter than the {pct} % walltime "
                     f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
         elif self.tight and self.model_s is not None:
-            whose = f"your jobs named {self.name!r}" if self.n_name_within is not None else \
-                "your finished jobs, all of them alike (a time limit or the job's name would " \
-                "tell this job apart)"
+            whose = (f"your jobs named {self.name!r}" if self.n_name_within is not None else
+                     f"your {self.n_like} finished jobs {self.like_what}" if self.like_what else
+                     "your finished jobs, all of them alike (a time limit or the job's name "
+                     "would tell this job apart)")
             case = f"raised from the model's {self.model_s:.0f} s to cover {pct} % of {whose}"
         elif self.tight and checked and not self.request_s:
             # The held-out jobs were judged with their requests; this one was given none.

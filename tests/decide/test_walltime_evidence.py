@@ -48,3 +48,11 @@ def test_a_request_new_only_in_what_it_left_out_says_so_and_keeps_the_request_ex
     given = propose_walltime(history, "1", workload=name, time_limit_s=request_s,
                              partition="1", procs=16, predictor_args=SMALL)
     assert not given.novel and given.time_s < request_s
+
+
+def test_a_few_runs_past_a_walltime_show_it_short_only_where_too_many():
+    from hpcds1mpi.decide.walltime_evidence import shown_short
+
+    assert shown_short(8, 11, 0.95) and shown_short(2, 2, 0.95)  # s39 tester C2's 58 s
+    assert not shown_short(1, 11, 0.95) and not shown_short(0, 3, 0.95)
+    assert not shown_short(1, 2, 0.95)  # one of two over is not yet proof
