@@ -81,8 +81,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.surrogates.walltime_model import novel_mask
 
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
-                                                    killed_at_limit, new_in_request,
-                                                    raise_to_cover, same_request, too_thin)
+                                                    hold_to_runs, killed_at_limit,
+                                                    new_in_request, raise_to_cover,
+                                                    same_request, too_thin)
     from hpcds1mpi.decide.walltime_unproposed import unproposed_kills, user_reason
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
@@ -194,6 +195,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             # Two fits can disagree: a walltime under the job's own predicted run time would
             # kill about half of such jobs, whatever its quantile says.
             proposal.time_s = proposal.point_s
+    hold_to_runs(proposal, run[:len(hist)][same if named else mine], time_limit_s,
+                 partition_limit_s)
     like = users & same_request(hist, time_limit_s, procs, partition)
     if runs is None and proposal.short_request():
         # "Your request is too short" is the model's word against the user's own jobs (a

@@ -28,6 +28,11 @@ HIT_SHARE = 0.99
 #: 694 days): said, not obeyed. A raise above a kill goes no higher than this many times that
 #: run either.
 OUT_OF_LINE = 10.0
+#: Given no request, a proposal goes no higher than this many times the longest completed run
+#: of the user's jobs like it (of this name, else all): the model's walltime for a job
+#: without the request it learned from had no bound (s39 tester C9: 449 days for a user whose
+#: longest run was 1.5 days; each of 13 Eagle users got 296.8 times their longest run).
+UNREQUESTED_GROWTH = 2.0
 #: No raise above a kill asks more, and a kill beyond it is out of line, whatever the runs:
 #: the longest time a record may hold (a year).
 MOST_EVER_S = MAX_SECONDS
@@ -203,6 +208,28 @@ def raise_to_cover(proposal, runs: np.ndarray, time_limit_s: float | None) -> No
         proposal.model_s = proposal.time_s
         proposal.uncapped_s = max(proposal.uncapped_s or 0.0, floor)
         proposal.time_s = min(floor, float(time_limit_s)) if time_limit_s else floor
+
+
+def hold_to_runs(proposal, runs: np.ndarray, time_limit_s: float | None,
+                 partition_limit_s: float | None) -> None:
+    """Hold ``proposal`` (a :class:`~hpcds1mpi.decide.walltime.WalltimeProposal`) given no
+    request to :data:`UNREQUESTED_GROWTH` times the longest of the user's completed ``runs``
+    like it (s), never over a year (what ``--time-limit`` takes) or the partition's limit; a
+    given request is the user's own bound, and only the advice above it is held so
+    (``held_to_s``: never a ``--time-limit`` the command refuses)."""
+    most, words = MOST_EVER_S, f"{MOST_EVER_S / 86400:.0f} days, the longest time a job may ask"
+    if len(runs) and UNREQUESTED_GROWTH * float(np.max(runs)) < most:
+        most = UNREQUESTED_GROWTH * float(np.max(runs))
+        words = (f"{UNREQUESTED_GROWTH:g} times the longest of your {len(runs)} completed "
+                 f"job{'s' if len(runs) != 1 else ''} like it ({float(np.max(runs)):.0f} s)")
+    if partition_limit_s and partition_limit_s < most:
+        most, words = float(partition_limit_s), "the partition's limit"
+    if (proposal.uncapped_s or 0.0) > most * (1 + 1e-9) or (
+            not time_limit_s and proposal.time_s > most * (1 + 1e-9)):
+        proposal.held_to_s, proposal.held_words = most, words
+    if not time_limit_s:
+        proposal.time_s = min(proposal.time_s, most)
+        proposal.uncapped_s = min(proposal.uncapped_s or most, most)
 
 
 def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,

@@ -86,6 +86,11 @@ class WalltimeProposal:
         partition_limit_s: the partition's time limit a raise above kills was held to (None:
             not known, or not what held it).
         no_requests: the history records no requested time (said: ``no_requests_case``).
+        held_to_s: the bound the model's walltime was held to, given no request (and the
+            advice above a request), where it held it
+            (:func:`~hpcds1mpi.decide.walltime_evidence.hold_to_runs`); None: not held.
+        held_words: that bound in words ("2 times the longest of your 15 completed jobs like
+            it (130861 s)").
     """
 
     time_s: float | None
@@ -115,6 +120,8 @@ class WalltimeProposal:
     killed_ignored: Kills | None = None
     partition_limit_s: float | None = None
     no_requests: bool = False
+    held_to_s: float | None = None
+    held_words: str = ""
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -140,6 +147,8 @@ class WalltimeProposal:
         if self.request_s:
             capped = (", = the request: capped" if self.time_s >= self.request_s * (1 - 1e-9)
                       else f", under the request of {self.request_s:.0f} s")
+        if not self.request_s and self.held_to_s and self.time_s >= self.held_to_s * (1 - 1e-9):
+            capped = f", held to {self.held_words}"
         kills = self.killed
         if kills is not None and self.time_s > kills.run_s * (1 + 1e-9):
             held = (f", held to the partition's limit of {self.partition_limit_s:.0f} s"
@@ -162,10 +171,13 @@ class WalltimeProposal:
         elif self.tight and self.short_request() and self.own_jobs_fit():
             # The model's walltime for jobs like it; the user's own jobs say the request holds.
             case = (f"your request: your own jobs ran within it, where the model, from the "
-                    f"history's jobs like it, would ask {self.uncapped_s:.0f} s")
+                    f"history's jobs like it, would ask {self.advised_s():.0f} s")
         elif self.tight and self.short_request():
-            case = (f"your request is shorter than the {pct} % walltime "
-                    f"of {self.uncapped_s:.0f} s, so fewer jobs like this one finish within it")
+            walltime = (f"the {pct} % walltime of {self.uncapped_s:.0f} s" if not self.held_to_s
+                        else f"the model's walltime, {self.advised_s():.0f} s held to "
+                        f"{self.held_words}")
+            case = (f"your request is shorter than {walltime}, so fewer jobs like this one "
+                    "finish within it")
         elif self.tight and self.model_s is not None:
             whose = (f"your jobs named {self.name!r}" if self.n_name_within is not None else
                      f"your {self.n_like} finished jobs {self.like_what}" if self.like_what else
@@ -228,11 +240,12 @@ class WalltimeProposal:
                          f"killed too; ask for more, about {kills.above():.0f} s "
                          f"(--time-limit {time_limit_text(kills.above())})")
         elif (self.request_s and self.point_s and self.point_s > self.request_s
-              and not self.own_jobs_fit()):
+              and not self.own_jobs_fit() and self.advised_s() > self.request_s):
+            held = f", held to {self.held_words}" if self.held_to_s else ""
             lines.append(f"warning: your request of {self.request_s:.0f} s is below the "
                          f"predicted run time of {self.point_s:.0f} s: the job will likely be "
-                         f"killed; ask for about {self.uncapped_s:.0f} s "
-                         f"(--time-limit {time_limit_text(self.uncapped_s)})")
+                         f"killed; ask for about {self.advised_s():.0f} s{held} "
+                         f"(--time-limit {time_limit_text(self.advised_s())})")
         return lines
 
     def _unproposed_kill_lines(self) -> list[str]:
@@ -254,6 +267,11 @@ class WalltimeProposal:
         return [f"walltime: {killed}: such a job needs more than that, how much is not known; "
                 f"your request of {self.request_s:.0f} s is "
                 f"{self.request_s - kills.run_s:.0f} s above, and above every kill is {ask}"]
+
+    def advised_s(self) -> float:
+        """The walltime a request below it is told to ask for (s): the model's, held to
+        ``held_to_s`` (never one ``--time-limit`` refuses, s39 tester C9)."""
+        return min(self.uncapped_s or 0.0, self.held_to_s or float("inf"))
 
     def own_jobs_fit(self) -> bool:
         """Whether the user's own jobs measured against the proposal (of this name, else like

@@ -36,3 +36,35 @@ def test_without_a_request_the_proposal_covers_the_users_own_jobs(history, user)
     assert "finished within it" not in line
     assert f"{p.n_user_within} of your {len(runs)} finished jobs ran within it" in line
     assert p.n_user_within == int(np.sum(runs.to_numpy() <= p.time_s * (1 + 1e-9)))
+
+
+@pytest.fixture(scope="module")
+def synthetic(tmp_path_factory):
+    from tests.decide.walltime_synthetic import history as write
+
+    return write(tmp_path_factory.mktemp("log") / "base.swf")
+
+
+def test_given_no_request_the_proposal_is_held_to_the_users_runs(synthetic, monkeypatch):
+    # s39 tester C9: --time 449-13:30:00 (38,842,162 s) for an Eagle user whose longest run was
+    # 130,861 s, and, given --time-limit 60, "ask for about 38842162 s (--time-limit
+    # 449-13:30:00)", which the same command refuses as over a year.
+    from hpcds1mpi.commands.recommend import _time_limit_s
+    from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
+
+    huge = 38842162.0
+    monkeypatch.setattr(RuntimePredictor, "walltime_tight", lambda self, f: (
+        np.full(len(f), huge), np.ones(len(f), bool)))
+    monkeypatch.setattr(RuntimePredictor, "walltime", lambda self, f: np.full(len(f), huge))
+    runs = synthetic.loc[(synthetic["user"] == "1") & (synthetic["status"] == "ok"), "runtime_s"]
+    longest = float(runs.max())
+    p = propose_walltime(synthetic, "1", procs=2, predictor_args={"n_estimators": 40})
+    assert p.time_s == 2 * longest == p.held_to_s
+    assert (f"({2 * longest:.0f} s, held to 2 times the longest of your {len(runs)} completed "
+            f"jobs like it ({longest:.0f} s); ") in p.lines()[0]
+    asked = propose_walltime(synthetic, "1", procs=2, time_limit_s=60.0,
+                             predictor_args={"n_estimators": 40})
+    warning = asked.lines()[-1]
+    assert warning.startswith("warning: your request of 60 s is below the predicted run time")
+    advice = warning.split("(--time-limit ")[1].rstrip(")")
+    assert _time_limit_s(advice) == 60 * np.ceil(2 * longest / 60)  # one the command takes
