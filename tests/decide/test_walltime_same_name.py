@@ -64,3 +64,19 @@ def test_no_job_of_that_name_makes_no_claim_about_one():
     p = propose_walltime(_history(), "alice", workload="never-ran", predictor_args=SMALL)
     assert p.time_s is not None and p.n_same_name == 0 and p.n_name_within is None
     assert "finished jobs named" not in p.lines()[0]
+
+
+def test_a_request_most_named_jobs_ran_within_is_not_likely_killed():
+    # s39 tester C4: "the job will likely be killed" beside "70 of your 75 finished jobs named
+    # 'job_0209' ran within it": the model's word where the user's own jobs said otherwise.
+    from hpcds1mpi.decide.walltime import WalltimeProposal
+
+    p = WalltimeProposal(180.0, 0.95, 0.987, 152, 299, 75, 239.0, 180.0, 1515, uncapped_s=1027.0,
+                         name="job_0209", n_name_within=70)
+    assert p.lines()[-1] == (
+        "warning: 5 of your 75 finished jobs named 'job_0209' ran longer than your request of "
+        "180 s, and such a run is killed; the model, from the history's jobs like it, would ask "
+        "for about 1027 s (--time-limit 00:18:00)")
+    few = WalltimeProposal(180.0, 0.95, 0.987, 152, 299, 75, 239.0, 180.0, 1515,
+                           uncapped_s=1027.0, name="job_0209", n_name_within=30)
+    assert "the job will likely be killed" in few.lines()[-1]
