@@ -45,3 +45,16 @@ def test_a_folder_not_known_here_is_none_and_its_line_said(tmp_path):
     assert unknown_move(script, script.launches[-1]) == 3
     assert _folder("cd $SCRATCH\ncd \"$SLURM_SUBMIT_DIR\"\n", tmp_path) == str(tmp_path)
     assert _folder("", tmp_path, "pbs") is None  # a PBS job starts in the home folder
+
+
+def test_a_dollar_quote_is_read_as_bash_reads_it(tmp_path):
+    """s39 review 6: ``cd $'a\\x'`` anywhere in a script had stopped advise with a traceback;
+    bash keeps an escape with no digits as written, and a code point no UTF-8 holds as the
+    bytes it writes."""
+    odd = tmp_path / "a\\x"
+    odd.mkdir()
+    assert _folder("cd $'a\\x'\n", tmp_path) == str(odd)
+    assert _folder("echo $'\\u' $'\\U7fffffff' $'\\ud800' $'\\xZ'\ncd $'a\\x'\n",
+                   tmp_path) == str(odd)
+    assert _folder("cd $'\\141\\x5cx'\n", tmp_path) == str(odd)  # octal and hex
+    assert _folder("cd $'a\\x'/b\n", tmp_path) is None  # a folder not known here
