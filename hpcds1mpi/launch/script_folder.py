@@ -7,15 +7,18 @@ moved by each ``cd`` before it. A ``cd`` is a command word, not the letters in a
 relative to a known folder) is followed, not given up on (s39 tester D8: every script
 ``recommend --emit`` writes for a program swept without ``--workdir`` enters its sweep's
 folder and carries such a message, and advise's launcher warning was silently skipped on
-them). A folder named by a variable, ``cd -`` or ``popd`` is not known here: None.
+them). A ``cd`` in a subshell (``( cd build && make )``, ``$(cd ..; pwd)``) moves only
+that subshell. A folder named by a variable, ``cd -`` or ``popd`` is not known here: None.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import math
 import os
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -29,8 +32,10 @@ _SUBMIT_DIRS = ("$SLURM_SUBMIT_DIR", "${SLURM_SUBMIT_DIR}", "$PBS_O_WORKDIR", "$
 #: was read as a move elsewhere, and its launcher went unchecked).
 _DEFAULTED = re.compile(r"\$\{(\w+):?[-=][^}]*\}")
 #: Words after which a command starts: a group, or a keyword of a compound command.
-_KEYWORDS = frozenset(("{", "(", "!", "then", "do", "else", "elif", "if", "while", "until",
+_KEYWORDS = frozenset(("{", "!", "then", "do", "else", "elif", "if", "while", "until",
                        "time"))
+#: Where a word ends: a blank, a line end, an operator, a parenthesis.
+_WORD_END = " \t\r\n;&|<>()"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"', "a": "\a",
             "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "v": "\v", "?": "?"}
 #: One escape of ``$'...'``: its hex and octal forms take the digits bash takes.
@@ -71,70 +76,183 @@ def _ansi_c(body: str) -> str:
     return _ANSI_ESCAPE.sub(one, body)
 
 
-def _word(line: str, at: int) -> tuple[str, bool, int]:
-    """(the shell word starting at ``line[at]``, quotes removed and bash's ``$'...'`` read;
+def _past_quote(text: str, i: int) -> int:
+    """The offset after the quote that closes the one at ``text[i]`` (the text's end where
+    none does)."""
+    j = i + 1
+    while j < len(text) and text[j] != text[i]:
+        j += 2 if text[i] == '"' and text[j] == "\\" else 1
+    return min(j + 1, len(text))
+
+
+def _past_braces(text: str, i: int) -> int:
+    """The offset after the ``}`` that closes the ``${`` at ``text[i]``."""
+    depth, j = 0, i + 1
+    while j < len(text):
+        if text[j] in "'\"":
+            j = _past_quote(text, j)
+            continue
+        depth += {"{": 1, "}": -1}.get(text[j], 0)
+        j += 2 if text[j] == "\\" else 1
+        if depth == 0:
+            return j
+    return j
+
+
+def _word(text: str, at: int) -> tuple[str, bool, int]:
+    """(the shell word starting at ``text[at]``, quotes removed and bash's ``$'...'`` read;
     whether it is that text as written, with no ``$``, backquote or glob the shell expands;
-    the offset after it)."""
+    the offset after it). A ``$(`` ends the word: :func:`folder_moves` reads it as the
+    subshell it is."""
     out, literal, i = [], True, at
-    while i < len(line) and line[i] not in " \t;&|<>":
-        if line.startswith("$'", i):
+    while i < len(text) and text[i] not in _WORD_END and not text.startswith("$(", i):
+        if text.startswith("$'", i):
             j = i + 2
-            while j < len(line) and line[j] != "'":
-                j += 2 if line[j] == "\\" else 1
-            out.append(_ansi_c(line[i + 2:j]))
+            while j < len(text) and text[j] != "'":
+                j += 2 if text[j] == "\\" else 1
+            out.append(_ansi_c(text[i + 2:j]))
             i = j + 1
-        elif line[i] in "'\"":
-            end = line.find(line[i], i + 1)
-            end = len(line) if end < 0 else end
-            literal = literal and not (line[i] == '"' and any(c in line[i + 1:end]
-                                                               for c in "$`"))
-            out.append(line[i + 1:end])
-            i = end + 1
-        elif line[i] == "\\" and i + 1 < len(line):
-            out.append(line[i + 1])
+        elif text[i] in "'\"":
+            end = _past_quote(text, i)
+            inside = text[i + 1:end - 1] if text[end - 1:end] == text[i] else text[i + 1:end]
+            literal = literal and not (text[i] == '"' and any(c in inside for c in "$`"))
+            out.append(inside)
+            i = end
+        elif text.startswith("${", i) or text[i] == "`":
+            end = _past_braces(text, i) if text[i] == "$" else _past_quote(text, i)
+            out.append(text[i:end])
+            literal, i = False, end
+        elif text.startswith("\\\n", i):
+            i += 2
+        elif text[i] == "\\" and i + 1 < len(text):
+            out.append(text[i + 1])
             i += 2
         else:
-            literal = literal and line[i] not in "$`*?["
-            out.append(line[i])
+            literal = literal and text[i] not in "$`*?["
+            out.append(text[i])
             i += 1
-    return "".join(out), literal, i
+    return "".join(out), literal and not text.startswith("$(", i), i
 
 
-def _moves(line: str) -> list[tuple[str, tuple[str, bool] | None]]:
-    """The (command, (folder word, whether literal) or None) of each ``cd`` / ``pushd`` / ``popd`` that ``line``
-    runs as a command: a word where a command starts (not inside quotes, an ``echo``'s
-    text or a ``#`` comment)."""
-    found: list = []
-    i, command_next, pending = 0, True, False
-    while i < len(line):
-        if line[i] in " \t":
-            i += 1
-        elif line[i] in ";&|<>":  # a redirection's word is a file, not the folder
-            command_next, pending = line[i] in ";&|", False
-            i += 1
-        elif line[i] == "#":
-            break
-        else:
-            word, literal, i = _word(line, i)
-            if pending and not (word.startswith("-") and word != "-"):  # cd -P DIR
-                found[-1], pending = (found[-1][0], (word, literal)), False
-            elif command_next and word in _MOVES:
-                found.append((word, None))
-                pending = True
-            command_next = word in _KEYWORDS or (command_next and "=" in word
-                                                 and not word.startswith("="))
-    return found
+def _past_heredocs(text: str, i: int, heredocs: list[tuple[str, bool]]) -> int:
+    """The offset after the bodies of ``heredocs`` (delimiter, whether ``<<-``) starting at
+    ``text[i]``: their lines are text, not commands."""
+    for delimiter, tabs in heredocs:
+        while i < len(text):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            line = text[i:end].rstrip("\r")
+            i = end + 1
+            if (line.lstrip("\t") if tabs else line) == delimiter:
+                break
+    return min(i, len(text))
+
+
+class Move(NamedTuple):
+    """A ``cd`` / ``pushd`` / ``popd`` a script runs as a command.
+
+    Attributes:
+        line: its line; command: which; word: (the folder word, whether literal) or None.
+        at: its offset in the script's text.
+        undone_at: the offset of the ``)`` of the innermost subshell (``( ... )``, ``$( ... )``)
+            it runs in, where the job's folder is back as before it; ``math.inf`` outside
+            any; None inside one never closed (its extent not known here).
+    """
+
+    line: int
+    command: str
+    word: tuple[str, bool] | None
+    at: int
+    undone_at: float | None
 
 
 @functools.lru_cache(maxsize=4)
-def folder_moves(text: str) -> tuple[tuple[int, str, tuple[str, bool] | None], ...]:
-    """(line number, command, (folder word, whether literal) or None) of each move of a script's ``text``, read once
-    (a script of thousands of launch lines had been rescanned for each)."""
-    moves = []
-    for number, ln in enumerate(text.split("\n"), start=1):
-        if ln.strip() and not ln.lstrip().startswith("#"):
-            moves += [(number, *move) for move in _moves(ln)]
-    return tuple(moves)
+def folder_moves(text: str) -> tuple[Move, ...]:
+    """Each move of a script's ``text``: a ``cd`` / ``pushd`` / ``popd`` word where a command
+    starts (not inside quotes, an ``echo``'s text, a ``#`` comment, a here-document or a
+    ``case`` pattern), with the subshell it runs in (s39 review: ``( cd build && make )`` had
+    been read as moving the job, and ``(cd build`` not seen at all). Read once (a script of
+    thousands of launch lines had been rescanned for each)."""
+    starts = [0] + [m.end() for m in re.finditer("\n", text)]
+    found: list[list] = []
+    #: open subshells ["(", their moves' indices, whether a word goes on after its ")"] and
+    #: cases ["case", "head" / "pattern" / "body"]
+    frames: list[list] = []
+    heredocs: list[tuple[str, bool]] = []
+    i, command_next, pending = 0, True, False
+    while i < len(text):
+        case = frames[-1] if frames and frames[-1][0] == "case" else None
+        if text.startswith("\\\n", i) or text[i] in " \t\r":
+            i += 2 if text[i] == "\\" else 1
+        elif text[i] == "\n":
+            i, heredocs = _past_heredocs(text, i + 1, heredocs), []
+            command_next, pending = True, False
+        elif text[i] == "#":
+            i = text.find("\n", i)
+            i = len(text) if i < 0 else i
+        elif text.startswith(("$(", "<(", ">("), i) or (text[i] == "(" and not (
+                case and case[1] == "pattern")):
+            if pending:  # cd $(dirname "$0"): a folder not known here
+                found[-1][2], pending = (text[i:i + 2], False), False
+            word_goes_on = text[i] != "("
+            frames.append(["(", [], word_goes_on])
+            i += 1 + word_goes_on
+            command_next = True
+        elif text[i] == "(" or text[i] == ")":
+            if text[i] == ")" and frames and frames[-1][0] == "(":
+                _, inside, word_goes_on = frames.pop()
+                for k in inside:
+                    found[k][4] = i
+                command_next = not word_goes_on
+            elif text[i] == ")" and case is not None:  # a case pattern's end
+                case[1], command_next = "body", True
+            pending = False
+            i += 1
+        elif text.startswith("<<", i) and not text.startswith("<<<", i):
+            tabs = text.startswith("<<-", i)
+            j = i + 2 + tabs
+            while j < len(text) and text[j] in " \t":
+                j += 1
+            delimiter, _, i = _word(text, j)
+            heredocs.append((delimiter, tabs))
+            command_next = pending = False
+        elif text[i] in ";&|<>":  # a redirection's word is a file, not the folder
+            if case is not None and text.startswith((";;", ";&"), i):
+                case[1] = "pattern"
+                i += 3 if text.startswith(";;&", i) else 2
+            else:
+                command_next = text[i] in ";&|"
+                i += 1
+            pending = False
+        else:
+            start = i
+            word, literal, i = _word(text, i)
+            if case is not None and case[1] != "body":
+                if word == "esac" and case[1] == "pattern":
+                    frames.pop()
+                elif word == "in" and case[1] == "head":
+                    case[1] = "pattern"
+                command_next = False
+                continue
+            if pending and not (word.startswith("-") and word != "-"):  # cd -P DIR
+                found[-1][2], pending = (word, literal), False
+            elif command_next and word in _MOVES:
+                inner = next((f for f in reversed(frames) if f[0] == "("), None)
+                if inner is not None:
+                    inner[1].append(len(found))
+                found.append([bisect.bisect_right(starts, start), word, None, start, math.inf])
+                pending = True
+            elif command_next and word == "case":
+                frames.append(["case", "head"])
+            elif command_next and word == "esac":
+                while frames and frames.pop()[0] != "case":
+                    pass
+            command_next = word in _KEYWORDS or (command_next and "=" in word
+                                                 and not word.startswith("="))
+    for frame in frames:  # never closed: how far it reaches is not known here
+        for k in frame[1] if frame[0] == "(" else ():
+            found[k][4] = None
+    return tuple(Move(*move) for move in found)
 
 
 def _moved_to(command: str, word: tuple[str, bool] | None, folder: str | None,
@@ -159,24 +277,35 @@ def _moved_to(command: str, word: tuple[str, bool] | None, folder: str | None,
     return target if os.path.isdir(target) else None
 
 
+def _moves_before(script: "JobScript", launch: "Launch"):
+    """The moves that lead to the folder ``launch`` runs in: each before its launcher word,
+    but those of a subshell closed before it (``( cd build && make )``)."""
+    for move in folder_moves(script.text):
+        if move.at >= launch.span[0]:
+            break
+        if move.undone_at is None or move.undone_at > launch.span[0]:
+            yield move
+
+
 def launch_folder(script: "JobScript", launch: "Launch", cwd: str) -> str | None:
     """The folder a relative program of ``launch`` is found in: the submit folder (``cwd``)
     or ``--chdir`` (PBS: none known, the job starts in the home folder), moved by each ``cd``
-    before the line; None where that is not known here."""
+    before it that is still in force there; None where that is not known here (a ``cd`` in
+    a subshell whose end is not read here among them)."""
     chdir = script.directives.get("chdir")
     if chdir is not None and chdir.value:
         folder = os.path.join(cwd, os.path.expanduser(chdir.value))
     else:
         folder = cwd if script.scheduler == "slurm" else None
-    for number, command, word in folder_moves(script.text):
-        if number >= launch.line:
-            break
-        folder = _moved_to(command, word, folder, cwd)
+    for move in _moves_before(script, launch):
+        folder = None if move.undone_at is None else _moved_to(move.command, move.word,
+                                                                 folder, cwd)
     return folder
 
 
 def unknown_move(script: "JobScript", launch: "Launch") -> int | None:
-    """The line of the last ``cd`` before ``launch``, where the folder it leads to is not
-    known here (:func:`launch_folder` is None after a move); None where no move came first."""
-    before = [number for number, _, _ in folder_moves(script.text) if number < launch.line]
+    """The line of the last ``cd`` before ``launch`` still in force there, where the folder
+    it leads to is not known here (:func:`launch_folder` is None after a move); None where no
+    move came first."""
+    before = [move.line for move in _moves_before(script, launch)]
     return before[-1] if before else None

@@ -5,6 +5,8 @@ program swept without --workdir)."""
 
 from __future__ import annotations
 
+import math
+
 from hpcds1mpi.launch.script_folder import folder_moves, launch_folder, unknown_move
 from hpcds1mpi.launch.script_reading import read_script
 
@@ -20,9 +22,10 @@ def test_only_a_cd_run_as_a_command_moves_the_job():
             "[ -e x ] || { echo 'cd elsewhere' >&2; exit 1; }  # cd /gone\n"
             "if [ -d a ]; then cd a; fi; (cd b && make)\n"
             "cd -P \"$SLURM_SUBMIT_DIR\" >/dev/null && pushd 'c d'\n")
-    assert [(n, c, w) for n, c, w in folder_moves(text)] == [
-        (3, "cd", ("a", True)), (4, "cd", ("$SLURM_SUBMIT_DIR", False)),
-        (4, "pushd", ("c d", True))]
+    assert [(m.line, m.command, m.word, m.undone_at == math.inf)
+            for m in folder_moves(text)] == [
+        (3, "cd", ("a", True), True), (3, "cd", ("b", True), False),
+        (4, "cd", ("$SLURM_SUBMIT_DIR", False), True), (4, "pushd", ("c d", True), True)]
 
 
 def test_a_folder_of_this_machine_is_followed(tmp_path):
@@ -45,6 +48,31 @@ def test_a_folder_not_known_here_is_none_and_its_line_said(tmp_path):
     assert unknown_move(script, script.launches[-1]) == 3
     assert _folder("cd $SCRATCH\ncd \"$SLURM_SUBMIT_DIR\"\n", tmp_path) == str(tmp_path)
     assert _folder("", tmp_path, "pbs") is None  # a PBS job starts in the home folder
+
+
+def test_a_cd_in_a_subshell_moves_only_the_subshell(tmp_path):
+    """s39 review 5: ``( cd build && make )`` had moved the job to build/, and ``(cd build``
+    with no blank after the parenthesis had not been seen at all."""
+    (tmp_path / "build").mkdir()
+    build = str(tmp_path / "build")
+    for lines in ("( cd build && echo building )\n", "(cd build && make)\n",
+                  "(\n  cd build\n  make\n)\n", "x=$( cd build; pwd )\n",
+                  "diff <(cd build; ls) x\n", "arr=(cd build)\n",
+                  "case $1 in\n  cd) echo;;\nesac\n", "cat <<'EOF'\ncd build\nit's\nEOF\n",
+                  "( case $1 in a) cd build;; esac )\n"):
+        assert _folder(lines, tmp_path) == str(tmp_path), lines
+    for lines in ("(cd /tmp) && cd build\n", "case $1 in\n  a) cd build ;;\nesac\n",
+                  "f() { cd build; }\n", "echo $((1+(2)))\ncd build\n"):
+        assert _folder(lines, tmp_path) == build, lines
+    # a launch inside the subshell runs where the subshell moved
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n(cd build && srun ./app)\n"
+                         "(\ncd build\nsrun ./app\n)\nsrun ./app\n")
+    assert [launch_folder(script, launch, str(tmp_path)) for launch in script.launches] == [
+        build, build, str(tmp_path)]
+    # a subshell whose end is not read here: its move's reach is not known, and said
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n(\ncd build\nsrun ./app\n")
+    assert launch_folder(script, script.launches[-1], str(tmp_path)) is None
+    assert unknown_move(script, script.launches[-1]) == 4
 
 
 def test_a_dollar_quote_is_read_as_bash_reads_it(tmp_path):
