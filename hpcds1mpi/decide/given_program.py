@@ -55,8 +55,11 @@ def measured_path(words: list[str], command: str) -> tuple[list[str], str]:
     measured ``command`` ran by its absolute path put back as that path, the note saying so;
     ``words`` and "" otherwise). The job runs the program in the measured folder (a sweep's
     ``--workdir``), where ``./run.sh`` given from the wrapper's own folder is not (s39 tester
-    A5: the script ran ``./run.sh`` in ``runs/175-1`` and the job failed)."""
+    A5: the script ran ``./run.sh`` in ``runs/175-1`` and the job failed). A recorded
+    ``command`` that does not split (a hand-made or older record) names no path: as given."""
     tokens = split_command(command)
+    if not tokens or not words:
+        return words, ""
     measured, k = tokens[program_at(tokens)], program_at(words)
     given = words[k]
     if not os.path.isabs(measured) or os.path.isabs(given) or "/" not in given:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.given_program import given_program, program_arguments_note
+from hpcds1mpi.decide.given_program import (given_program, measured_path,
+                                            program_arguments_note)
 
 PW = "pw.x -nk {ranks} -in si.in"
 ONE_RANK = Configuration(nodes=1, ranks_per_node=1, threads=1, device="cpu", precision="fp64")
@@ -107,3 +108,12 @@ def test_a_relative_path_to_the_measured_program_is_written_as_the_measured_path
     for given, measured in (("other/run.sh -v", f"{run} -v"), ("./gone.sh -v", f"{run} -v"),
                             ("./run.sh -v", "./run.sh -v")):
         assert given_program(given, measured, ONE_RANK, 50)[0] == given
+
+
+@pytest.mark.parametrize("command", ['/abs/app "{size}', "   "])
+def test_a_recorded_command_that_does_not_split_leaves_the_program_as_given(command):
+    """s39 review: a recorded command with an unclosed quote (hand-made or older telemetry,
+    the API's bundles) raised IndexError in measured_path."""
+    assert given_program("./app 1", command, ONE_RANK, 50) == ("./app 1", "")
+    assert measured_path(["./app", "1"], command) == (["./app", "1"], "")
+    assert measured_path([], "/abs/app {size}") == ([], "")
