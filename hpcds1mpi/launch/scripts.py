@@ -50,13 +50,18 @@ def _templates():
     import jinja2
     from importlib import resources
 
+    from hpcds1mpi import config
+
     folder = resources.files("hpcds1mpi.jobscripts")
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(folder)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,  # shell, not HTML: every value is validated/quoted in Python first
     )
+    # train's minimum, as train applies it: a template states it, never a copy (s39 review)
+    env.globals["min_ok_runs"] = config.MIN_OK_RUNS
+    return env
 
 
 #: The directive naming the queue, per scheduler (left out for the scheduler's default).

@@ -344,3 +344,18 @@ def test_a_big_gpu_nodes_calibration_script_asks_for_every_gpu(tmp_path, capsys)
     assert {int(r) for n, r, _, d in steps if d == "gpu" and n == "1"} >= {1, 8}, steps
     assert "#SBATCH --gpus-per-node=8" in text
     assert f"calibration: $(({len(steps)} - steps_failed)) of {len(steps)} steps ran" in text
+
+
+def test_the_script_states_trains_minimum_as_train_applies_it(monkeypatch):
+    """s39 review: the template wrote 4 for train's minimum, a copy of config.MIN_OK_RUNS that
+    a change of it would leave wrong."""
+    import hpcds1mpi.config
+    from hpcds1mpi.launch import scripts
+
+    steps = calibration_steps(scores(layouts()), DEBUG)
+    assert len(steps) == 4
+    monkeypatch.setattr(hpcds1mpi.config, "MIN_OK_RUNS", 6)
+    text = _advice(scripts.render_calibration(steps, DEBUG, "abinit", 16,
+                                              program="/bin/true si.abi", new_machine=True))
+    assert "at least 6 ok runs" in text and "at least 4 ok runs" not in text
+    assert "These are 4 configurations, fewer than the 6 ok runs train needs" in text
