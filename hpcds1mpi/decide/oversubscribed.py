@@ -1,10 +1,11 @@
 """Measured layouts with more ranks x threads than cores, which recommend never offers.
 
-System 1's grid keeps ranks per node x threads within a node's cores
-(:func:`hpcds1mpi.config.configuration_grid`), so a sweep's oversubscribed layouts are never
-offered, even where they ran faster than the pick at the size asked: crashy 800 ran 4 ranks x
-1 thread on a 2-core node in 104 ms, its pick 1 x 1 211 ms, and the answer said nothing (s39
-tester B8). :func:`oversubscribed_line` is the one line recommend says of them.
+System 1's grid keeps ranks per node x threads within a node's cores (inside an allocation,
+its share of them: :func:`hpcds1mpi.config.configuration_grid`), so a sweep's oversubscribed
+layouts are never offered, even where they ran faster than the pick at the size asked:
+crashy 800 ran 4 ranks x 1 thread on a 2-core node in 104 ms, its pick 1 x 1 211 ms, and the
+answer said nothing (s39 tester B8). :func:`oversubscribed_line` is the one line recommend
+says of them.
 """
 
 from __future__ import annotations
@@ -18,8 +19,11 @@ NAMED = 3
 def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runtime_s: float
                         ) -> str:
     """One line naming the layouts of ``workload`` measured ok at ``size`` on ``partition``'s
-    hardware with more ranks x threads than its cores and a median runtime below the pick's
-    ``pick_runtime_s``; ``""`` when there is none (or no training rows to read)."""
+    hardware with more ranks x threads than the cores a job may use there (inside an
+    allocation its share, the count the grid offers up to: s39 review, a 4 x 1 faster than the
+    pick in an allocation of 2 of 4 cores had been neither offered nor named) and a median
+    runtime below the pick's ``pick_runtime_s``; ``""`` when there is none (or no training rows
+    to read)."""
     from hpcds1mpi.config import OK
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.decide.recommendation import format_time
@@ -35,12 +39,13 @@ def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runt
                                                 "device", "precision", "runtime_s")}
     except (AttributeError, KeyError):  # no training rows kept
         return ""
+    cores = partition.usable_cores_per_node  # as configuration_grid caps what it offers
     ranks, threads = col["ranks_per_node"].astype(int), col["threads"].astype(int)
     runtime = col["runtime_s"].astype(float)
     on = ((col["workload"].astype(str) == str(workload))
           & np.isclose(col["size"].astype(float), float(size), rtol=1e-9, atol=0.0)
           & (col["partition"].astype(str) == trained) & (col["status"].astype(str) == OK)
-          & (ranks * threads > partition.cores_per_node) & np.isfinite(runtime))
+          & (ranks * threads > cores) & np.isfinite(runtime))
     layouts: dict[tuple, list[float]] = {}
     for i in np.flatnonzero(on).tolist():
         key = (int(col["nodes"][i]), int(ranks[i]), int(threads[i]), str(col["device"][i]),
@@ -54,6 +59,9 @@ def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runt
              f"thread{'s' if t > 1 else ''} ({d}, {p}) {format_time(s)}"
              for s, (n, r, t, d, p) in faster[:NAMED]]
     more = f" and {len(faster) - NAMED} more" if len(faster) > NAMED else ""
+    whose = (f"the node's {cores} cores" if cores == partition.cores_per_node else
+             f"the {cores} core{'s' if cores > 1 else ''} per node this allocation holds "
+             f"(of the node's {partition.cores_per_node})")
     return (f"measured faster than the pick ({format_time(pick_runtime_s)}) at size {size:g} but "
-            f"with more ranks x threads than the node's {partition.cores_per_node} cores, so not "
-            f"offered: {'; '.join(named)}{more}")
+            f"with more ranks x threads than {whose}, so not offered: "
+            f"{'; '.join(named)}{more}")

@@ -39,3 +39,27 @@ def test_oversubscribed_layouts_measured_faster_than_the_pick_are_named():
     assert "4 ranks x 2 threads" in line and "90" not in line  # another size: not said
     assert oversubscribed_line(_Runs(), "crashy", 800, part, 0.1) == ""  # none faster
     assert oversubscribed_line(_Runs(), "crashy", 300, part, 0.211) == ""  # not measured there
+
+
+def test_inside_an_allocation_the_line_counts_the_cores_the_grid_offers_up_to():
+    """s39 review: the line compared with the node's cores while the grid offers only the
+    allocation's share, so in an allocation of 1 of 2 cores a measured 2 x 1 faster than the
+    pick (2 ranks: within the node, beyond the allocation) was neither offered nor named."""
+    from hpcds1mpi.config import configuration_grid
+
+    held = Partition("local", cores_per_node=2, memory_gb=25.3, max_nodes=1,
+                     allocated_cores_per_node=1)
+    grid = configuration_grid(held)
+    assert (grid["ranks_per_node"] * grid["threads"]).max() == 1
+
+    class _TwoRanks(_Runs):
+        def training_columns(self):
+            cols = super().training_columns()
+            cols["ranks_per_node"] = np.array([1, 2, 4, 4, 2, 4])
+            return cols
+
+    line = oversubscribed_line(_TwoRanks(), "crashy", 800, held, 0.211)
+    assert line.startswith("measured faster than the pick (211 ms) at size 800 but with more "
+                           "ranks x threads than the 1 core per node this allocation holds "
+                           "(of the node's 2), so not offered: 1 node x 2 ranks x 1 thread "
+                           "(cpu, fp64) 104 ms; ")
