@@ -60,6 +60,9 @@ class Bundle:
     #: :meth:`predict`, :meth:`design` and :meth:`embed` take :class:`~.columns.Columns`
     #: (System 1 and the guard then build no DataFrame; stand-ins without it get DataFrames).
     takes_columns = True
+    #: :meth:`predict` and :meth:`design` take ``groups``: several jobs' tables stacked, each
+    #: answered as alone (a stand-in without it is asked for the stack as is).
+    takes_groups = True
 
     def __init__(self, model: SurrogateModel, manifest: dict, data: "pd.DataFrame | None",
                  matrix: np.ndarray | None = None, path: Path | None = None):
@@ -113,12 +116,15 @@ class Bundle:
         warm = getattr(self.model, "warm_forest", None)
         return bool(warm()) if warm is not None else False
 
-    def predict(self, df: "pd.DataFrame | Columns") -> "pd.DataFrame | Columns":
+    def predict(self, df: "pd.DataFrame | Columns", groups: "list[int] | None" = None
+                ) -> "pd.DataFrame | Columns":
         """Predict every row of ``df``.
 
         Args:
             df: (n rows) with :data:`~hpcds1mpi.surrogates.features.INPUT_COLUMNS`: a
                 DataFrame, or :class:`~.columns.Columns` (the recommend path: no pandas).
+            groups: the row counts of the tables stacked in ``df`` (several jobs' grids),
+                each then answered exactly as :meth:`predict` of that table alone; None: one.
 
         Returns:
             the same kind as ``df`` (a DataFrame keeps ``df``'s index): ``runtime_s`` (ensemble median), ``runtime_lo`` /
@@ -140,7 +146,7 @@ class Bundle:
             preds, inverse, baseline = predict_regions(self.model, df)
         else:
             with one_blas_thread():
-                preds, inverse, baseline = self.model.predict_frame_regions(df)
+                preds, inverse, baseline = self.model.predict_frame_regions(df, groups)
 
         def rows(values: np.ndarray) -> np.ndarray:
             return values if inverse is None else values[inverse]
@@ -178,11 +184,12 @@ class Bundle:
 
         return pd.DataFrame(out, index=df.index)
 
-    def _design(self, df: "pd.DataFrame | Columns") -> np.ndarray:
+    def _design(self, df: "pd.DataFrame | Columns", groups: "list[int] | None" = None
+                ) -> np.ndarray:
         if self.model.embedding_ is None:  # no matrix products: no BLAS limit (~50 ms cold)
             return self._features(df)
         with one_blas_thread():
-            return self.model._design(self._features(df))
+            return self.model._design(self._features(df), groups)
 
     def _features(self, df: "pd.DataFrame | Columns") -> np.ndarray:
         """The (n, f) feature matrix of ``df`` (``build_features`` without its DataFrame)."""
@@ -197,9 +204,11 @@ class Bundle:
         with one_blas_thread():
             return self.model.embedding_.transform(X)
 
-    def design(self, df: "pd.DataFrame | Columns") -> np.ndarray:
-        """[features, embedding] of ``df``: (n, f + d), comparable with :meth:`training_matrix`."""
-        return self._design(df)
+    def design(self, df: "pd.DataFrame | Columns", groups: "list[int] | None" = None
+               ) -> np.ndarray:
+        """[features, embedding] of ``df``: (n, f + d), comparable with :meth:`training_matrix`
+        (``groups`` as :meth:`predict`'s)."""
+        return self._design(df, groups)
 
     def training_matrix(self) -> np.ndarray:
         """[features, embedding] of every training row: (n_train, f + d), float32."""

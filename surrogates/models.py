@@ -11,7 +11,7 @@ spreads big tables over the cores (:mod:`.parallel`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -230,19 +230,31 @@ class SurrogateModel:
                 [self.spec_.names.index(c) for c in self.member_features])
         return Z[:, cols]
 
-    def _design(self, X: np.ndarray) -> np.ndarray:
+    def _design(self, X: np.ndarray, groups: Sequence[int] | None = None) -> np.ndarray:
+        """[X, embedding of X]; ``groups``: row counts of the tables stacked in ``X`` (None:
+        one), each embedded as that table alone.
+
+        A row's embedding depends on the rows embedded with it (its float32 products round
+        differently for other row counts: BLAS kernels, the compiled pass from
+        ``JIT_MIN_ROWS`` rows on), and the trees split on it, so a job scored with other jobs
+        must be embedded in its own call, split into the same row blocks as alone.
+        """
         if self.embedding_ is None:
             return X
-        # Row blocks on the usable cores (the numpy and compiled passes release the GIL).
-        # Each block's rows are embedded exactly as alone: row-wise arithmetic.
-        parts = parallel.map_row_blocks(
-            lambda start, stop: self.embedding_.transform(X[start:stop]), len(X))
+        parts, start = [], 0
+        for n in (len(X),) if groups is None else groups:
+            table = X[start:start + n]
+            # Row blocks on the usable cores (the numpy and compiled passes release the GIL).
+            parts += parallel.map_row_blocks(
+                lambda a, b, table=table: self.embedding_.transform(table[a:b]), n)
+            start += n
         return np.hstack([X, np.vstack(parts)])
 
     # -- predict -------------------------------------------------------------------------
-    def design_matrix(self, frame: pd.DataFrame) -> np.ndarray:
-        """[features, embedding] of ``frame``: (n, f + d)."""
-        return self._design(build_features(frame, self.spec_).to_numpy())
+    def design_matrix(self, frame: pd.DataFrame, groups: Sequence[int] | None = None
+                      ) -> np.ndarray:
+        """[features, embedding] of ``frame``: (n, f + d); ``groups`` as :meth:`_design`."""
+        return self._design(build_features(frame, self.spec_).to_numpy(), groups)
 
     def check_features(self, features: pd.DataFrame) -> None:
         """Refuse a feature table that does not match the recorded spec (ModelError)."""
@@ -296,15 +308,16 @@ class SurrogateModel:
             if self.levels_ else None
         return self._predict_regions(self._member_view(Z), base, levels)
 
-    def predict_frame_regions(self, frame: pd.DataFrame
+    def predict_frame_regions(self, frame: pd.DataFrame, groups: Sequence[int] | None = None
                               ) -> tuple[dict[str, np.ndarray], np.ndarray | None, dict]:
-        """:meth:`predict_regions` of an input frame, building only the features it needs.
+        """:meth:`predict_regions` of an input frame, building only the features it needs
+        (``groups``: the row counts of the tables stacked in it, as :meth:`_design`).
 
         With member features and no embedding (the shipped bundle) that is the members'
         features and the baseline's time estimate, not the whole feature table.
         """
         if self.embedding_ is not None or not self.member_features:
-            return self.predict_regions(self.design_matrix(frame))
+            return self.predict_regions(self.design_matrix(frame, groups))
         return self._predict_regions(*self.member_block(frame))
 
     def member_block(self, frame) -> tuple:

@@ -22,7 +22,7 @@ import numpy as np
 
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide.guard_reference import query_frame
-from hpcds1mpi.decide.system1_batch import stacked_call
+from hpcds1mpi.decide.system1_batch import each_alone, stacked_call
 from hpcds1mpi.decide.trained_hardware import matching_partition
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -45,7 +45,7 @@ def job_distances(bundle, ref: "Reference", jobs: Sequence[tuple], k: int) -> li
         one entry per job: its distance (a float, ``inf`` with no query rows), or the
         exception :func:`~hpcds1mpi.decide.guard.job_distance` would have raised.
     """
-    project = getattr(bundle, "design", None) or bundle.embed
+    project = each_alone(bundle, "design" if hasattr(bundle, "design") else "embed")
     out: list = [None] * len(jobs)
     rows: dict[int, object] = {}
     for i, (workload, size, partition) in enumerate(jobs):
@@ -65,8 +65,9 @@ def job_distances(bundle, ref: "Reference", jobs: Sequence[tuple], k: int) -> li
         return out
     order = list(rows)
     # None: each job alone, so its error stays its own.
-    emb_all = stacked_call(lambda table: np.asarray(project(table), dtype=float),
-                           [rows[i] for i in order], "the bundle's design")
+    emb_all = stacked_call(
+        lambda table, groups: np.asarray(project(table, groups), dtype=float),
+        [rows[i] for i in order], "the bundle's design")
     start = 0
     for i in order:
         n = len(rows[i])

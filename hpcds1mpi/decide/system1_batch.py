@@ -6,8 +6,9 @@ to a few hundred rows); most of its cost is the ensemble's fixed cost per ``pred
 :func:`score_many` builds each question's grid, stacks them into one table, predicts once,
 and finishes each question with the same code :func:`score` uses
 (:func:`~hpcds1mpi.decide.system1.scores_from_prediction`), so each answer equals the
-one-question answer (the forest's answer for a row does not depend on the other rows; the
-tests hold them equal, bit for bit).
+one-question answer (the forest's answer for a row does not depend on the other rows, and a
+bundle's embedding is computed for each question's rows as alone, :func:`each_alone`; the
+tests hold them equal, bit for bit, on the shipped bundle and on one with an embedding).
 
 A question whose input is wrong (size <= 0, no partition, a device no partition has) gets
 its own exception in its place in the answer list; the others are answered. Should the
@@ -66,12 +67,28 @@ def table_rows(table, start: int, stop: int):
     return table.iloc[start:stop].reset_index(drop=True)
 
 
+def each_alone(bundle, method: str):
+    """``bundle.<method>`` as :func:`stacked_call` calls it, ``(table, groups)``: a bundle
+    that takes ``groups`` (``takes_groups``) answers each stacked table as alone; a
+    stand-in's method is asked for the stack as is (its rows do not depend on each other).
+
+    (A bundle's embedding of a row depends on the rows embedded with it: float32 products
+    round by the table's size, and a tree split on it moved a job's interval by tens of
+    percent, s39 tester G3.)
+    """
+    fn = getattr(bundle, method)
+    if getattr(bundle, "takes_groups", False):
+        return fn
+    return lambda table, groups=None: fn(table)
+
+
 def stacked_call(fn, tables: list, what: str):
-    """``fn`` of all ``tables`` stacked (:func:`stack_tables`), one answer row per input row;
-    None when it fails or answers the wrong number of rows (the caller then asks each table
-    alone, so one table's error is never another's)."""
+    """``fn(stack, groups)`` of all ``tables`` stacked (:func:`stack_tables`; ``groups``: their
+    row counts, :func:`each_alone`), one answer row per input row; None when it fails or
+    answers the wrong number of rows (the caller then asks each table alone, so one table's
+    error is never another's)."""
     try:
-        got = fn(stack_tables(tables))
+        got = fn(stack_tables(tables), [len(t) for t in tables])
         if len(got) != sum(len(t) for t in tables):
             raise ModelError(f"{what} has the wrong length")
         return got
@@ -128,13 +145,13 @@ def score_many(bundle, questions: Sequence[Question], memo=None) -> list:
             out[i] = exc
     order = list(frames)
     # None: predict each alone, so a question's error stays its own.
-    pred = stacked_call(bundle.predict, [asked[i] for i in order], "model answer") \
-        if order else None
+    predict = each_alone(bundle, "predict")
+    pred = stacked_call(predict, [asked[i] for i in order], "model answer") if order else None
     start = 0
     for i in order:
         q, frame = questions[i], frames[i]
         try:
-            part = bundle.predict(asked[i]) if pred is None \
+            part = predict(asked[i]) if pred is None \
                 else table_rows(pred, start, start + len(frame))
             out[i] = s1.scores_from_prediction(bundle, q.workload, int(q.size), q.partitions,
                                                q.constraints or s1.Constraints(), q.limits,

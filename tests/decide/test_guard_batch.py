@@ -54,6 +54,18 @@ def test_verdicts_equal_judge_on_the_shipped_bundle(shipped):
     assert {v.verdict for v in got} >= {"auto", "escalate"}
 
 
+def test_verdicts_equal_judge_on_a_bundle_with_an_embedding():
+    """Each job's rows embedded as alone (s39 tester G3: an embedding rounds by the rows
+    embedded with it, and the distance is taken on it)."""
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from tests.surrogates.test_bundle import make_runs
+
+    bundle = train_bundle(make_runs(), seed=1, n_members=2, threads=1)
+    assert bundle.model.embedding_ is not None
+    parts = [Partition(name="cpu", cores_per_node=8, memory_gb=16.0, max_nodes=2)]
+    _check(bundle, _jobs(bundle, parts))
+
+
 def test_verdicts_equal_judge_on_a_stand_in_bundle():
     bundle = FakeBundle()
     _check(bundle, _jobs(bundle, list(fake_partitions().values())))
@@ -65,7 +77,8 @@ def test_distances_equal_job_distance_and_repeats_are_computed_once(shipped, mon
     calls = []
     real = type(shipped).design
     monkeypatch.setattr(type(shipped), "design",
-                        lambda self, df: calls.append(len(df)) or real(self, df))
+                        lambda self, df, groups=None: calls.append(len(df))
+                        or real(self, df, groups))
     got = gb.job_distances(shipped, ref, jobs, guard.K_NEIGHBOURS)
     assert len(calls) == 1 and calls[0] == 3 * len(guard.query_frame(shipped, ref, "gemm",
                                                                      100, "standard"))
@@ -96,11 +109,11 @@ def test_an_error_stays_with_its_job_and_a_failing_stack_falls_back(shipped, mon
     calls = []
     real = type(shipped).design
 
-    def stacked_fails(self, df):
+    def stacked_fails(self, df, groups=None):
         calls.append(len(df))
         if len(calls) == 1:
             raise RuntimeError("stacked design failed")
-        return real(self, df)
+        return real(self, df, groups)
 
     monkeypatch.setattr(type(shipped), "design", stacked_fails)
     again = gb.job_distances(shipped, ref, good, guard.K_NEIGHBOURS)

@@ -65,6 +65,27 @@ def test_batch_answers_equal_one_by_one_on_the_shipped_bundle(shipped):
     assert sum(isinstance(b, s1.Scores) for b in batch) >= 10
 
 
+@pytest.fixture(scope="module")
+def embedded():
+    """A bundle with a TabNet embedding, trained from a small sweep of two kernels (as
+    ``train`` makes of a user's sweep)."""
+    from hpcds1mpi.surrogates.bundle import train_bundle
+    from tests.surrogates.test_bundle import make_runs
+
+    return train_bundle(make_runs(), seed=1, n_members=2, threads=1)  # ~2 s
+
+
+def test_batch_answers_equal_one_by_one_on_a_bundle_with_an_embedding(embedded):
+    """s39 tester G3: the embedding of a row rounds by the rows embedded with it, so a question
+    scored in a batch got other intervals than asked alone (0.0601 against 0.0571)."""
+    assert embedded.model.embedding_ is not None
+    parts = list(fake_partitions().values())
+    questions = [sb.Question(w, z, parts[:k]) for w in ("stencil", "gemm")
+                 for z, k in ((32, 1), (64, 2), (96, 3), (80, len(parts)))]
+    batch = _check_equal(embedded, questions + _varied(embedded, parts))
+    assert sum(isinstance(b, s1.Scores) for b in batch) >= 8
+
+
 def test_batch_answers_equal_one_by_one_on_a_stand_in_bundle():
     bundle = FakeBundle()
     _check_equal(bundle, _varied(bundle, list(fake_partitions().values())))
