@@ -349,9 +349,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         program, recorded = script_program(rec, program)
         measure, notes = _calibration_reading(bundle, workload, program, reading)
         if rec.picked is not None:  # a job script runs the program itself: nothing to read
-            measure, notes = {}, ([] if not any(v is not None for v in reading.values()) else [
-                "the reading options (--time-regex ...) apply to a calibration sweep only; "
-                "this job was not escalated, its script runs the program as given"])
+            from hpcds1mpi.decide.calibration_sweep import READING_NOT_USED as unused
+            measure, notes = {}, [unused] if any(v is not None for v in reading.values()) else []
         notes = [*notes, *(note for note in (recorded, name_note) if note)]
         from hpcds1mpi.decide.given_program import program_arguments_note
 

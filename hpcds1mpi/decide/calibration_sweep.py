@@ -190,6 +190,12 @@ def no_calibration_note(place: Place, scores: s1.Scores | None, size: int) -> st
             "a partition with more memory (--partition)")
 
 
+#: The script's note where reading options were given for a job that was not escalated
+#: (``recommend --emit`` and the service's ``emit`` write the same script).
+READING_NOT_USED = ("the reading options (--time-regex ...) apply to a calibration sweep only; "
+                    "this job was not escalated, its script runs the program as given")
+
+
 def calibration_measurement(levels, given: dict | None = None) -> tuple[dict, list[str]]:
     """How a calibration sweep reads a program: its earlier sweep's reading options (the time
     regex, ``--workdir``, ``--fail-regex``, ...: ``MEASURE_KEYS``), so that the new runs mean

@@ -64,6 +64,17 @@ def bundle_digest(model_dir: Path) -> str:
 READING_FIELDS = READING_KEYS
 
 
+def reading_without_emit(req: "RecommendRequest") -> None:
+    """Refuse calibration reading options in a request that asks for no script (they say how
+    the calibration sweep ``emit`` writes reads the program), as ``recommend`` refuses them
+    without ``--emit``: never dropped unread (s39 tester G1)."""
+    used = [k for k in READING_FIELDS if getattr(req, k) is not None]
+    if used and not req.emit:
+        raise ConfigError(f"{', '.join(used)} say{'s' if len(used) == 1 else ''} how the "
+                          "calibration sweep that emit writes reads your program; add emit "
+                          f"and program, or drop {'it' if len(used) == 1 else 'them'}")
+
+
 class Service(AnswerCache):
     """The bundle and the places, shared by every request.
 
@@ -234,6 +245,7 @@ class Service(AnswerCache):
         asks: dict[int, Ask] = {}
         for i, req in enumerate(reqs):
             try:
+                reading_without_emit(req)
                 asks[i] = Ask(req.workload, req.size, select_places(self.places, req.partition),
                               req.objective, Constraints(max_nodes=req.max_nodes,
                                                          deadline_s=req.deadline,
@@ -284,20 +296,23 @@ class Service(AnswerCache):
         recorded ones; ({}, []) for a kernel or a job that was not escalated (its script runs
         the program as given)."""
         given = {k: getattr(req, k) for k in READING_FIELDS}
-        if program is None or rec.picked is not None:
-            if program is None and any(v is not None for v in given.values()):
+        if program is None:
+            if any(v is not None for v in given.values()):
                 raise ConfigError(f"{', '.join(READING_FIELDS[:-1])} and {READING_FIELDS[-1]} "
                                   "apply to a program's calibration sweep only; add program")
             return {}, []
-        from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+        from hpcds1mpi.decide.calibration_sweep import READING_NOT_USED, calibration_measurement
         from hpcds1mpi.measure.readings import Readings
         from hpcds1mpi.measure.setup_command import check_setup
         from hpcds1mpi.surrogates.levels import bundle_levels
 
+        # Checked escalated or not, as `recommend --emit` checks them (s39 tester G1).
         Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],
                     ranks_regex=given["ranks_regex"], output_file=given["output_file"],
                     fail_regex=given["fail_regex"])
         check_setup(given["setup"])
+        if rec.picked is not None:  # a job script runs the program itself: nothing to read
+            return {}, [READING_NOT_USED] if any(v is not None for v in given.values()) else []
         return calibration_measurement(bundle_levels(self.bundle, req.workload), given)
 
     # ------------------------------------------------------------------------------------

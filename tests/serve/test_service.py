@@ -353,6 +353,34 @@ def test_a_programs_calibration_sweep_reads_it_as_asked(service):
     assert request_wording(str(err.value)).startswith("'fail_regex' 'x*' matches")  # the 422
 
 
+def test_reading_options_are_checked_with_or_without_emit_as_recommend_checks_them(service):
+    """s39 tester G1: without emit, and for a job that was not escalated, the reading options
+    were dropped unread (a 200); `recommend` refuses the first and checks the second."""
+    import json as json_mod
+
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="^time_regex says how the calibration sweep that "
+                                          "emit writes reads your program; add emit and "
+                                          "program, or drop it$"):
+        service.answer("recommend", RecommendRequest(workload="nbody", size=3000,
+                                                     time_regex="(("))
+    with pytest.raises(ConfigError, match="^setup, fail_regex say how .* drop them$"):
+        service.answer("recommend", RecommendRequest(workload="nbody", size=3000,
+                                                     setup="x", fail_regex="(("))
+    measured = dict(workload="nbody", size=3000, emit="slurm", program="./a")
+    with pytest.raises(ConfigError) as err:  # not escalated: checked all the same
+        service.answer("recommend", RecommendRequest(**measured, time_regex="(("))
+    assert request_wording(str(err.value)) == "'time_regex': missing ) at position 2"
+    with pytest.raises(ConfigError, match="--fail-regex 'x\\*' matches an empty line"):
+        service.answer("recommend", RecommendRequest(**measured, fail_regex="x*"))
+    answer = json_mod.loads(service.answer("recommend", RecommendRequest(
+        **measured, time_regex="t=([0-9.]+)")))
+    assert answer["pick"] is not None  # not escalated: the script says the option is unused
+    note = "apply to a calibration sweep only; this job was not escalated"
+    assert note in answer["script"] and "t=([0-9.]+)" not in answer["script"]
+
+
 @pytest.mark.skipif("SLURM_JOB_ID" in __import__("os").environ,
                     reason="inside an allocation the place is its real partition")
 @pytest.mark.parametrize("emit, directive", [("slurm", "#SBATCH --partition"),
