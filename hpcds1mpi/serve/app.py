@@ -36,6 +36,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from hpcds1mpi.errors import ConfigError, HpcdsError, RuntimeFailure
+from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.serve import schemas
 from hpcds1mpi.serve.auth import refusal
 from hpcds1mpi.serve.batching import DEFAULT_LIMIT, MicroBatch
@@ -88,12 +89,19 @@ def _static_dir() -> str:
     return str(resources.files("hpcds1mpi.serve") / "static")
 
 
+def shown_path(request: Request) -> str:
+    """The request's path as the log shows it: percent-decoded, so its control characters
+    escaped (``\\x1b``): an unauthenticated client's ESC[2K must not erase and forge a line
+    in the operator's terminal (s39 tester G2)."""
+    return printable(request.url.path)
+
+
 def refused(request: Request, status: int, reason: str, headers: dict | None = None
             ) -> JSONResponse:
     """The refusal answer, ``{"error": reason}``, logged with the request line."""
     client = request.client.host if request.client else "?"
-    log.warning("refused %s %s from %s: %d %s", request.method, request.url.path, client,
-                status, reason)
+    log.warning("refused %s %s from %s: %d %s", printable(request.method), shown_path(request),
+                client, status, printable(reason))
     return JSONResponse({"error": reason}, status_code=status, headers=headers)
 
 
@@ -214,12 +222,12 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         except NoWorker as exc:  # none can compute (refused a changed bundle): not a bug
             return refused(request, 503, " ".join(str(exc).split()))
         except RuntimeFailure as exc:
-            log.error("failed %s %s: %s", request.method, request.url.path, exc)
+            log.error("failed %s %s: %s", request.method, shown_path(request), printable(exc))
             return JSONResponse({"error": " ".join(str(exc).split())}, status_code=500)
         except HpcdsError as exc:  # the request cannot be answered: the command's exit 2
             return refused(request, 422, " ".join(schemas.request_wording(str(exc)).split()))
         except Exception:  # a bug: its traceback goes to the log, not to the client
-            log.exception("internal error on %s %s", request.method, request.url.path)
+            log.exception("internal error on %s %s", request.method, shown_path(request))
             return JSONResponse({"error": "internal error (logged by the server)"},
                                 status_code=500)
         finally:
@@ -257,7 +265,7 @@ def create_app(service, token: str, *, max_body: int = DEFAULT_MAX_BODY,
         if exc.status_code == 405 and "Allow" in headers:  # RFC 9110: say which methods
             allowed = sorted(m.strip() for m in headers["Allow"].split(","))
             headers["Allow"] = ", ".join(allowed)
-            reason = (f"method {request.method} is not allowed on {request.url.path}; use "
+            reason = (f"method {request.method} is not allowed on {shown_path(request)}; use "
                       f"{' or '.join(allowed)}")
         return refused(request, exc.status_code, reason, headers or None)
 

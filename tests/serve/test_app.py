@@ -103,6 +103,16 @@ def test_unknown_route_and_method_are_refused_and_logged(server):
     assert "refused GET /v1/recommend from 127.0.0.1: 405" in log
 
 
+def test_control_characters_of_a_path_are_logged_escaped(server):
+    """s39 tester G2: a path's %1b, %08, %7f and %00 were logged decoded, raw: a client without
+    a token could erase the operator's log line (ESC[2K) and write a forged one."""
+    assert server.request("GET", "/v1/x%1b%5b2K%1b%5b1Gforged%08%7f%00%C2%9b")[0] == 404
+    log = server.log()
+    assert not any(ch in log for ch in "\x1b\x08\x7f\x00\x9b")
+    assert "refused GET /v1/x\\x1b[2K\\x1b[1Gforged\\x08\\x7f\\x00\\x9b from 127.0.0.1: 404" \
+        in log
+
+
 def test_a_wrong_method_is_405_with_allow_and_the_method_to_use(server):
     """RFC 9110 asks a 405 for an Allow header; it had none, and said only "Method Not
     Allowed"."""
