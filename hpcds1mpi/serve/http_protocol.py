@@ -37,6 +37,29 @@ class _HeadTooLarge(Exception):
     """Raised in a parser callback to stop parsing a refused request."""
 
 
+class _ReasonKeepingParser:
+    """httptools' parser, keeping why it refused a request (``error``): uvicorn answers every
+    parser error with the same plain text, "Invalid HTTP request received." (s39 tester G4)."""
+
+    def __init__(self, parser):
+        self._parser = parser
+        self.error: str | None = None
+
+    def feed_data(self, data: bytes) -> None:
+        import httptools
+
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            raise
+        except httptools.HttpParserError as exc:
+            self.error = str(exc).rstrip(".") or type(exc).__name__
+            raise
+
+    def __getattr__(self, name: str):
+        return getattr(self._parser, name)
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
     """:class:`HttpToolsProtocol` that refuses a request head over :data:`HEAD_LIMIT` bytes
     or not whole within :attr:`head_timeout` seconds of the connection's waiting for it."""
@@ -53,6 +76,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._refused = False
         self._head_timer = None
         super().connection_made(transport)
+        self.parser = _ReasonKeepingParser(self.parser)
         self._start_head_timer()  # waiting for the first request
 
     def on_response_complete(self) -> None:
@@ -88,8 +112,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_headers_complete()
 
     def send_400_response(self, msg: str) -> None:
-        if not self._refused:  # a refused head has had its answer
-            super().send_400_response(msg)
+        """A request the parser refused (a method it does not know, a Content-Length that is
+        not one whole number, or one beside chunked encoding): the one-line JSON refusal
+        every other answers with, its reason logged (uvicorn's is a fixed plain text)."""
+        if self._refused:  # a refused head has had its answer
+            return
+        why = getattr(self.parser, "error", None)
+        self._refuse(400, "Bad Request",
+                     f"malformed HTTP request{f' ({why})' if why else ''}; send one HTTP/1.1 "
+                     "request with a known method and at most one Content-Length, a whole "
+                     "number")
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

@@ -282,17 +282,19 @@ def parse(model: type[Schema], body: bytes) -> Schema:
             object (which value was meant?), nested too deeply, or the first field that is
             wrong (its key path, what it must be, what was sent).
     """
+    from hpcds1mpi.measure.printable import clipped
+
     try:
-        data = json.loads(body, object_pairs_hook=_once_each)
+        data = json.loads(body, object_pairs_hook=_once_each, parse_int=_whole_number)
     except RequestError:
         raise
     except RecursionError:
         raise RequestError(422, "body is nested too deeply; send a flat JSON object") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise RequestError(422, f"body is not JSON ({str(exc).splitlines()[0][:80]}); send a "
-                                "JSON object") from None
+        raise RequestError(422, f"body is not JSON ({clipped(str(exc).splitlines()[0], 80)}); "
+                                "send a JSON object") from None
     if not isinstance(data, dict):
-        raise RequestError(422, f"body must be a JSON object, got {type(data).__name__}")
+        raise RequestError(422, f"body must be a JSON object, got {_json_kind(data)}")
     try:
         return model.model_validate(data)
     except RecursionError:
@@ -301,6 +303,27 @@ def parse(model: type[Schema], body: bytes) -> Schema:
         problems = exc.errors(include_url=False)
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise RequestError(422, " ".join(f"{_described(problems[0])}{more}".split())) from None
+
+
+#: Digits of the longest integer Python converts from text (its default limit).
+_MAX_DIGITS = 4300
+
+
+def _whole_number(text: str) -> int:
+    """A JSON integer; one longer than Python converts (4,300 digits) refused in the request's
+    words, not Python's (its message, advice for programmers, was cut mid-word)."""
+    digits = len(text.lstrip("-"))
+    if digits > _MAX_DIGITS:
+        raise RequestError(422, f"body holds a number of {digits} digits, beyond what any key "
+                                "takes; send the number meant")
+    return int(text)
+
+
+def _json_kind(value) -> str:
+    """What a client sent, in JSON's words (``null``, not Python's ``NoneType``)."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    return {list: "an array", str: "a string"}.get(type(value), "a number")
 
 
 def _once_each(pairs: list) -> dict:

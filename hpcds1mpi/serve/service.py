@@ -26,6 +26,7 @@ body to its own answer.
 from __future__ import annotations
 
 import json
+import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -94,6 +95,13 @@ class Service(AnswerCache):
         from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
 
         self.model_dir = Path(model_dir) if model_dir else DEFAULT_MODEL
+        if expect_digest is not None:  # a worker's: the folder was there at the server's start
+            try:  # gone, its digest is that of no file: not "changed" (s39 tester G4)
+                os.listdir(self.model_dir)
+            except OSError as exc:
+                raise ModelError(f"cannot read model bundle {self.model_dir} ({exc.strerror}); "
+                                 "it was there when the server started: put it back and "
+                                 "restart serve") from None
         #: What identifies the bundle answered from (checked before and after loading it).
         self.digest = bundle_digest(self.model_dir)
         if expect_digest is not None and self.digest != expect_digest:

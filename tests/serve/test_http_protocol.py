@@ -137,3 +137,29 @@ def test_blank_lines_between_requests_do_not_keep_a_connection(tight_server):
         waited, got = _closed_within(sock, 20, poke=b"\r\n")
     assert 1.5 < waited < 15, (waited, got)
     assert tight_server.request("GET", "/v1/health", token=None)[0] == 200
+
+
+def test_a_malformed_request_is_a_one_line_json_400_with_its_reason_logged(server):
+    """s39 tester G4: uvicorn answered these with the plain text "Invalid HTTP request
+    received." and logged no reason."""
+    heads = {b"POST /v1/recommend HTTP/1.1\r\nContent-Length: x\r\n\r\n":
+             "Invalid character in Content-Length",
+             b"POST /v1/recommend HTTP/1.1\r\nContent-Length: -1\r\n\r\n":
+             "Invalid character in Content-Length",
+             b"POST /v1/recommend HTTP/1.1\r\nContent-Length: " + b"1" + b"0" * 30 + b"\r\n\r\n":
+             "Content-Length overflow",
+             b"POST /v1/recommend HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}":
+             "Duplicate Content-Length",
+             b"POST /v1/recommend HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+             b"Content-Length: 2\r\n\r\n{}": "Content-Length can't be present with",
+             b"FOO /v1/recommend HTTP/1.1\r\nHost: x\r\n\r\n": "Invalid method encountered"}
+    for head, why in heads.items():
+        with socket.create_connection((server.host, server.port), timeout=30) as sock:
+            _send_quietly(sock, head)
+            reply = read_until_closed(sock)
+        status, _, body = reply.partition(b"\r\n\r\n")
+        assert status.startswith(b"HTTP/1.1 400") and b"application/json" in status, reply
+        error = json.loads(body)["error"]
+        assert error.startswith(f"malformed HTTP request ({why}") and "\n" not in error, error
+        assert f"400 malformed HTTP request ({why}" in server.log()
+    assert server.request("POST", "/v1/recommend", {"workload": "stencil", "size": 140})[0] == 200

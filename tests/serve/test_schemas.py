@@ -16,8 +16,10 @@ OK = {"workload": "stencil", "size": 128}
 @pytest.mark.parametrize("body,words", [
     (b'{"workload": "stencil",', "body is not JSON"),
     (b"\xff\xfe", "body is not JSON"),
-    (b"[1, 2]", "must be a JSON object, got list"),
-    (b'"text"', "must be a JSON object, got str"),
+    (b"[1, 2]", "must be a JSON object, got an array"),
+    (b'"text"', "must be a JSON object, got a string"),
+    (b"null", "must be a JSON object, got null"),  # s39 tester G4: was "got NoneType"
+    (b"3", "must be a JSON object, got a number"),
     (b'{"workload": "stencil", "size": "128"}', "size must be an integer, got '128'"),
     (b'{"workload": "stencil", "size": 128.0}', "size must be an integer"),
     (b'{"workload": "stencil", "size": true}', "size must be an integer"),
@@ -43,6 +45,21 @@ def test_bad_bodies_are_one_line_422(body, words):
     assert info.value.status == 422
     assert words in info.value.reason
     assert "\n" not in info.value.reason and len(info.value.reason) < 400
+
+
+def test_a_number_python_will_not_convert_is_refused_in_the_requests_words():
+    """s39 tester G4: 5,000 digits gave Python's message cut mid-word ("value has 5000 di")
+    and the advice "send a JSON object" to a body that is one."""
+    for digits in ("9" * 5000, "-" + "1" * 4301):
+        with pytest.raises(schemas.RequestError) as info:
+            schemas.parse(schemas.RecommendRequest, b'{"workload": "nbody", "size": %s}'
+                          % digits.encode())
+        n = len(digits.lstrip("-"))
+        assert info.value.reason == f"body holds a number of {n} digits, beyond what any " \
+            "key takes; send the number meant"
+    with pytest.raises(schemas.RequestError, match="size must be <="):
+        schemas.parse(schemas.RecommendRequest, b'{"workload": "nbody", "size": 1%s}'
+                      % (b"0" * 4299))
 
 
 def test_a_deeply_nested_body_is_one_line_422_not_a_crash():

@@ -224,6 +224,7 @@ def test_a_worker_refuses_a_bundle_other_than_the_servers(tmp_path):
     import shutil
 
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
+    from hpcds1mpi.errors import ModelError
     from hpcds1mpi.serve.service import Service, bundle_digest
 
     bundle = shutil.copytree(DEFAULT_MODEL, tmp_path / "bundle")
@@ -232,3 +233,8 @@ def test_a_worker_refuses_a_bundle_other_than_the_servers(tmp_path):
     (bundle / "README.txt").write_text("another bundle\n")
     with pytest.raises(Exception, match="changed on disk since the server started"):
         Service(str(bundle), str(LAB), tmp_path / "b", expect_digest=digest)
+    bundle.rename(tmp_path / "moved")  # s39 tester G4: gone was said as changed
+    with pytest.raises(ModelError) as err:
+        Service(str(bundle), str(LAB), tmp_path / "c", expect_digest=digest)
+    assert str(err.value) == f"cannot read model bundle {bundle} (No such file or directory); " \
+        "it was there when the server started: put it back and restart serve"
