@@ -22,9 +22,9 @@ _OUTPUT = re.compile(r"^#(?:SBATCH\s+(?:--output[= ]|-o\s*)|PBS\s+-o\s+)(\S+)\s*
 
 
 def scripts(manifest: dict) -> list[str]:
-    """The campaign's scripts that name its folder: part scripts, the merge, ``submit.sh``."""
-    return [*(job["script"] for job in manifest["jobs"].values()), manifest["merge"],
-            "submit.sh"]
+    """The campaign's scripts that name its folder: part scripts and the merge (``submit.sh``
+    runs ``resubmit`` on the folder it is in, which checks these)."""
+    return [*(job["script"] for job in manifest["jobs"].values()), manifest["merge"]]
 
 
 def folders_named(text: str) -> list[str]:

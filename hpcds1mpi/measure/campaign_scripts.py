@@ -249,7 +249,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     texts[merge_script] = _merge_script(parts, partition, cluster, scheduler, folder,
                                         job_name_with(job_name, "-merge"), exe, bin_dir,
                                         queue)
-    texts["submit.sh"] = submit_sh(scheduler, folder, jobs, merge_script, exe)
+    texts["submit.sh"] = submit_sh(scheduler, jobs, merge_script, exe)
     manifest = {
         "format": cm.FORMAT, "version": cm.FORMAT_VERSION, "created_at": time.time(),
         "plan": str(Path(plan_file).absolute()), "plan_sha256": plan_sha,
@@ -334,47 +334,36 @@ def _merge_script(parts: list[cm.Part], partition, cluster, scheduler: str, fold
                    merged="merged.h5", parts=" ".join(p.name for p in parts))
 
 
-def submit_sh(scheduler: str, folder: Path, jobs: dict, merge_script: str,
+def submit_sh(scheduler: str, jobs: dict, merge_script: str,
               exe: str = "hpcds1mpi") -> str:
-    """The scheduler commands that submit the whole campaign (what ``--submit`` and a first
-    ``campaign resubmit`` run): every node count's array, then the merge, after all of them.
+    """The script that submits the campaign: ``campaign resubmit`` on the folder it is in, so
+    it submits only what is missing, failed or interrupted (everything the first time), under
+    the manifest's lock, and records each job id (s39 tester H2: its own sbatch lines had
+    submitted every part again after ``--submit``, two jobs per part writing one shard).
 
-    Each job id is recorded in the manifest as it is submitted (``campaign record``, the
-    records ``resubmit`` writes), so ``campaign status`` asks the scheduler about those jobs
-    and never takes them for missing parts; a record that fails is said, and submitting goes on.
-    Before any job it runs ``campaign resubmit --dry-run`` on the folder it is in, which
+    Its comments show the scheduler commands a first submission amounts to. ``resubmit``
     refuses a folder moved since it was written or one its jobs could not write.
     """
-    folder_q = shlex.quote(str(folder))
-    record = f"{shlex.quote(exe)} campaign record {folder_q}"
-    lines = ["#!/bin/bash", "# Written by hpcds1mpi: submits every part, then the merge after "
-             "all of them (afterany),", "# recording each job id in campaign.json for "
-             "`hpcds1mpi campaign status` (as `campaign resubmit` does).", "set -euo pipefail",
-             # Before any job, as resubmit: refuse a folder moved since it was written (its
-             # scripts cd to the old place) or one its jobs cannot write (s34 tester O2, FU3).
-             "here=$(cd \"$(dirname \"$0\")\" && pwd)",
-             f"{shlex.quote(exe)} campaign resubmit --dry-run \"$here\" >/dev/null || exit $?",
-             f"cd {folder_q}",
-             "recorded() { echo \"submitted $2 as job $1\"; }",
-             "unrecorded() { echo \"hpcds1mpi: warning: job $1 ($2) is not recorded in "
-             "campaign.json; campaign status may not see it\" >&2; }"]
+    lines = ["#!/bin/bash", "# Written by hpcds1mpi: submits what campaign.json's parts still "
+             "lack (every part the first", "# time, then the merge after all of them, "
+             "afterany), recording each job id for", "# `hpcds1mpi campaign status`; a part "
+             "done, queued or running is never submitted again.", "# A first submission "
+             "amounts to:"]
     ids = []
-    for number, (nodes, job) in enumerate(jobs.items(), start=1):
+    for number, job in enumerate(jobs.values(), start=1):
         if scheduler == "slurm":
-            lines.append(f"j{number}=$(sbatch --parsable {job['script']} | cut -d';' -f1)")
+            array = f"--array=0-{job['shards'] - 1} " if job["shards"] > 1 else ""
+            lines.append(f"#   j{number}=$(sbatch --parsable {array}{job['script']})")
         else:
             array = f"-J 0-{job['shards'] - 1} " if job["shards"] > 1 else ""
-            lines.append(f"j{number}=$(qsub {array}{job['script']})")
-        what = f"{job['script']}"
-        lines.append(f"{record} --nodes {nodes} --job \"$j{number}\" && recorded \"$j{number}\" "
-                     f"{what} || unrecorded \"$j{number}\" {what}")
+            lines.append(f"#   j{number}=$(qsub {array}{job['script']})")
         ids.append(f"$j{number}")
     after = ":".join(ids)
-    if scheduler == "slurm":
-        lines.append(f"merge=$(sbatch --parsable --dependency=afterany:{after} {merge_script} "
-                     "| cut -d';' -f1)")
-    else:
-        lines.append(f"merge=$(qsub -W depend=afterany:{after} {merge_script})")
-    lines.append(f"{record} --merge --job \"$merge\" --after \"{after}\" && recorded "
-                 f"\"$merge\" {merge_script} || unrecorded \"$merge\" {merge_script}")
+    lines.append(f"#   sbatch --parsable --dependency=afterany:{after} {merge_script}"
+                 if scheduler == "slurm" else
+                 f"#   qsub -W depend=afterany:{after} {merge_script}")
+    lines += ["set -euo pipefail",
+              # the folder it is in: a moved one is refused (its scripts cd to the old place)
+              "here=$(cd \"$(dirname \"$0\")\" && pwd)",
+              f"exec {shlex.quote(exe)} campaign resubmit \"$here\""]
     return "\n".join(lines) + "\n"

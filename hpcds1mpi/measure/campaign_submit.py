@@ -5,12 +5,18 @@ failed or interrupted (``sbatch --array=1,3 n2.sbatch``; under PBS ``qsub -J``, 
 HPCDS1MPI_CAMPAIGN_INDEX=i -o logs/nN-i.out`` for a lone index), then the merge job after all
 of them and after the parts still queued or running (``--dependency=afterany:...``). A part
 that is done, queued or running is never submitted again. The first submission of a
-campaign is the same call (every part is missing then). Each submission is recorded in the
-manifest, so ``status`` can ask the scheduler about its tasks.
+campaign is the same call (every part is missing then), and so is ``submit.sh``. Each
+submission is recorded in the manifest, so ``status`` can ask the scheduler about its tasks.
+
+"Read the status, submit, record" is one step under the manifest's lock (:func:`manifest_lock`):
+of two at once, the second waits and then sees the first one's jobs as queued, so nothing is
+submitted twice and no record is written over (s39 tester H2: two concurrent resubmits had both
+submitted, and the second's manifest had dropped the first's job ids).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -24,6 +30,39 @@ from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
 
 #: The campaign's folders its jobs write into (logs, shards, exit codes), as the submitter.
 JOB_FOLDERS = ("logs", "telemetry", "parts")
+#: How long a submission waits for another one of the same campaign to finish, s: each
+#: sbatch/qsub is given 60 s, and a campaign has a few jobs.
+LOCK_WAIT_S = 300
+
+
+@contextlib.contextmanager
+def manifest_lock(folder: Path):
+    """Hold campaign ``folder``'s manifest lock for a read-modify-write of ``campaign.json``
+    (a submission and its records), waiting up to :data:`LOCK_WAIT_S` for another holder.
+
+    Raises:
+        LockError: another process still holds it after that; said in one line.
+    """
+    from hpcds1mpi.errors import LockError
+    from hpcds1mpi.lock_files import holder
+    from hpcds1mpi.writers import hold_lock, holds_lock, lock_path, release_lock
+
+    manifest = folder / cm.MANIFEST
+    if holds_lock(manifest) or not os.access(folder, os.W_OK | os.X_OK):
+        yield  # ours already; or no lock to make, and check_writable says why
+        return
+    try:
+        taken = hold_lock(manifest, "campaign", wait_s=LOCK_WAIT_S)
+    except LockError:
+        raise LockError(f"{folder}: another process ({holder(lock_path(manifest))}) has been "
+                        f"submitting this campaign for over {LOCK_WAIT_S} s; see `hpcds1mpi "
+                        f"campaign status {folder}` once it is done; nothing was submitted"
+                        ) from None
+    try:
+        yield
+    finally:
+        if taken:
+            release_lock(manifest)
 
 
 def _require(command: str, folder: Path, env: dict | None) -> None:
@@ -99,6 +138,13 @@ def record(folder: str | Path, job_id: str, *, nodes: int | None = None,
     from hpcds1mpi.errors import ConfigError
 
     folder = Path(folder).absolute()
+    with manifest_lock(folder):  # read-modify-write: never over another's records (s39 H2)
+        return _record(folder, job_id, nodes, after)
+
+
+def _record(folder: Path, job_id: str, nodes: int | None, after: list[str] | None) -> dict:
+    from hpcds1mpi.errors import ConfigError
+
     manifest = cm.read_manifest(folder)
     if not job_id.strip() or any(c.isspace() or c in ";:," for c in job_id):
         raise ConfigError(f"{job_id!r} is not a job id; give the id sbatch/qsub printed")
@@ -140,6 +186,14 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
             is recorded).
     """
     folder = Path(folder).absolute()
+    if dry_run:
+        return _resubmit(folder, env, True)
+    cm.read_manifest(folder)  # not a campaign: said as such, before any lock file is made
+    with manifest_lock(folder):
+        return _resubmit(folder, env, False)
+
+
+def _resubmit(folder: Path, env: dict | None, dry_run: bool) -> dict:
     manifest, parts = campaign_status(folder, env)
     check_in_place(folder, manifest)  # moved since emit: its jobs would run elsewhere (s34 O2)
     scheduler = manifest["scheduler"]

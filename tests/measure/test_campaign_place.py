@@ -81,7 +81,7 @@ def test_scripts_edited_to_the_new_place_are_in_place(tmp_path):
     old = _emit(tmp_path)
     moved = old.rename(tmp_path / "moved")
     manifest = cm.read_manifest(moved)
-    for name in ("n1.sbatch", "n2.sbatch", "merge.sbatch", "submit.sh"):
+    for name in ("n1.sbatch", "n2.sbatch", "merge.sbatch"):
         script = moved / name
         assert moved_line(moved, manifest), name
         script.write_text(script.read_text().replace(str(old), str(moved)))

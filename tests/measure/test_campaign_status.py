@@ -234,8 +234,8 @@ def test_submit_sh_records_its_jobs_as_resubmit_does_so_status_sees_them(tmp_pat
     proc = subprocess.run(["bash", str(folder / "submit.sh")], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert log.read_text().splitlines() == [
-        "--parsable n1.sbatch", "--parsable n2.sbatch",
+    assert log.read_text().splitlines() == [  # it is resubmit (s39 tester H2)
+        "--parsable --array=0,1 n1.sbatch", "--parsable --array=0,1 n2.sbatch",
         "--parsable --dependency=afterany:100:101 merge.sbatch"]
     subs = cm.read_manifest(folder)["submissions"]
     assert [(s.get("nodes"), s.get("indices"), s["job_id"], s.get("job_ids"), s.get("after"))

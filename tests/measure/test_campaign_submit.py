@@ -131,3 +131,90 @@ def test_a_moved_campaign_is_refused_before_any_job_by_resubmit_and_submit_sh(tm
     proc = subprocess.run(["bash", str(camp / "submit.sh")], capture_output=True, text=True,
                           env=env, timeout=120)
     assert proc.returncode == 0 and len(log.read_text().splitlines()) == 3, proc.stderr
+
+
+def _slurm_stand_ins(root: Path) -> tuple[dict, Path]:
+    """PATH with an sbatch that logs its argv, takes a second and answers job 500, 501, ...,
+    and a squeue that lists every job sbatch answered as pending (as Slurm's does at once)."""
+    import sys
+
+    bin_dir, log = root / "bin", root / "sbatch.log"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(textwrap.dedent(f"""\
+        #!/bin/bash
+        sleep 1
+        n=$(( $(cat {log} 2>/dev/null | wc -l) + 500 ))
+        echo "$n $*" >> {log}
+        echo $n
+    """))
+    # squeue -r -j IDS: each recorded array task of those ids is pending
+    (bin_dir / "squeue").write_text(textwrap.dedent(f"""\
+        #!/bin/bash
+        [[ "$*" == *--name=* ]] && exit 0
+        for id in $(cut -d' ' -f1 {log} 2>/dev/null); do
+          for i in 0 1 2 3; do echo "${{id}}_$i|PENDING|Priority"; done; echo "$id|PENDING|Priority"
+        done
+    """))
+    for name in ("sbatch", "squeue"):
+        (bin_dir / name).chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:/usr/bin:/bin"
+    return env, log
+
+
+def _two_node_campaign(root: Path) -> Path:
+    (root / "plan.toml").write_text(PLAN.replace("nodes = [1]", "nodes = [1, 2]"))
+    (root / "cluster.toml").write_text(textwrap.dedent("""
+        [clusters.lab.partitions.debug]
+        cores_per_node = 2
+        memory_gb = 4
+        max_nodes = 2
+    """))
+    emit(str(root / "plan.toml"), "slurm", str(root / "camp"),
+         cluster_file=str(root / "cluster.toml"), partition_name="debug")
+    return root / "camp"
+
+
+def test_submit_sh_after_a_submission_submits_nothing_again(tmp_path):
+    """s39 tester H2: `bash camp/submit.sh` after `--submit` ran its own sbatch lines and
+    submitted every part again (two jobs per part writing one shard). It is `resubmit` now:
+    the parts still queued are not submitted again."""
+    import subprocess
+
+    from hpcds1mpi.measure import campaign as cm
+    from tests.helpers import hpcds1mpi_exe
+
+    camp = _two_node_campaign(tmp_path)
+    env, log = _slurm_stand_ins(tmp_path)
+    resubmit(camp, env=env)  # what --submit runs
+    assert len(log.read_text().splitlines()) == 3
+    env["PATH"] = f"{Path(hpcds1mpi_exe()).parent}:{env['PATH']}"
+    proc = subprocess.run(["bash", str(camp / "submit.sh")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "nothing to submit" in proc.stdout
+    assert len(log.read_text().splitlines()) == 3  # no second job of any part
+    assert len(cm.read_manifest(camp)["submissions"]) == 3
+
+
+def test_two_resubmits_at_once_submit_each_part_once_and_record_every_job(tmp_path):
+    """s39 tester H2: two `campaign resubmit` at once both submitted, and the second's
+    manifest dropped the first's records (a duplicate part and a merge recorded nowhere).
+    Under the manifest's lock the second waits, then finds the first one's jobs queued."""
+    import subprocess
+
+    from hpcds1mpi.measure import campaign as cm
+    from tests.helpers import hpcds1mpi_exe
+
+    camp = _two_node_campaign(tmp_path)
+    env, log = _slurm_stand_ins(tmp_path)
+    argv = [hpcds1mpi_exe(), "campaign", "resubmit", str(camp)]
+    procs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    submitted = [line.split()[0] for line in log.read_text().splitlines()]
+    assert len(submitted) == 3, log.read_text()  # n1, n2, the merge: once each
+    recorded = [s["job_id"] for s in cm.read_manifest(camp)["submissions"]]
+    assert sorted(recorded) == sorted(submitted)  # no job recorded nowhere
+    assert sum("nothing to submit" in out for out, _ in outs) == 1
