@@ -117,6 +117,8 @@ def resubmit(folder, dry_run) -> None:
     from hpcds1mpi.measure.campaign_submit import resubmit as submit_missing
 
     result = submit_missing(folder, dry_run=dry_run)
+    for note in result["notes"]:
+        click.echo(f"note: {note}", err=True)
     if dry_run:
         todo = result["parts"]
         click.echo("would submit: " + ("; ".join(

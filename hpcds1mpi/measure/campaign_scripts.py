@@ -20,6 +20,7 @@ from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch.own_install import own_executable, path_export
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_edits import plan_digest
 
 #: A part's index in its job, as the job's shell reads it: the array task's index, else the
 #: one ``resubmit`` passes to a lone shard (``qsub -v``). A PBS script also reads Slurm's
@@ -259,6 +260,8 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         "jobs": jobs, "submissions": [], "notes": queue["notes"],
         "parts": [{"name": p.name, "nodes": p.nodes, "index": p.index,
                    "plan": f"plans/{p.name}.toml", "telemetry": f"telemetry/{p.name}.h5",
+                   # what resubmit checks the plan against before its job goes (s39 H1)
+                   "sha256": plan_digest(texts[f"plans/{p.name}.toml"]),
                    "runs": p.run_ids} for p in parts],
     }
     check_out(Path(out), plan_sha)  # again, locked until atomic_dir has written it
@@ -267,7 +270,7 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
             (tmp / sub).mkdir()
         (tmp / "plan.toml").write_bytes(Path(plan_file).read_bytes())
         for name, text in texts.items():
-            (tmp / name).write_text(text)
+            (tmp / name).write_text(text, encoding="utf-8")  # as plan_digest reads it
             if name.endswith((".sh", ".sbatch", ".pbs")):
                 (tmp / name).chmod(umask_mode(0o777))  # 0700 under umask 077 (s34 U8)
         cm.write_manifest(tmp, manifest)

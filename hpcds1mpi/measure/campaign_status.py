@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
+from hpcds1mpi.measure.campaign_merged import merged_count, merged_runs
 from hpcds1mpi.measure.campaign_place import moved_line
 from hpcds1mpi.measure.pending_reasons import never_starts
 
@@ -375,35 +377,6 @@ def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus
     return lines
 
 
-def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
-    """Run id -> status of the plan's finished runs in the merged file; {} before the first
-    merge."""
-    from hpcds1mpi.records import telemetry
-
-    path = Path(folder) / manifest["merged"]
-    if not path.exists():
-        return {}
-    planned = {r for part in manifest["parts"] for r in part["runs"]}
-    return {run_id: row["status"] for (_, run_id), row in telemetry.load(path).runs.items()
-            if run_id in planned and row["status"] != "interrupted"}
-
-
-def merged_count(folder: str | Path, manifest: dict) -> tuple[int, int]:
-    """(configurations of the plan in the merged file, times a configuration is there twice or
-    more); (0, 0) before the first merge."""
-    from hpcds1mpi.records import telemetry
-
-    path = Path(folder) / manifest["merged"]
-    if not path.exists():
-        return 0, 0
-    planned = {r for part in manifest["parts"] for r in part["runs"]}
-    seen: dict[str, int] = {}
-    for (_, run_id), row in telemetry.load(path).runs.items():
-        if run_id in planned and row["status"] != "interrupted":
-            seen[run_id] = seen.get(run_id, 0) + 1
-    return len(seen), sum(1 for n in seen.values() if n > 1)
-
-
 def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -> list[str]:
     """What ``campaign status`` prints: a line per part, a total, the merged file."""
     counts: dict[str, int] = {}
@@ -413,14 +386,21 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
              f"{len(parts)} parts ({manifest['scheduler']})"]
     lines += ["  " + part.line() for part in parts]
     lines.append("parts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    merged, twice = merged_count(folder, manifest)
+    merged, twice, foreign = merged_count(folder, manifest)
+    extra = [f"{twice} more than once"] if twice else []
+    extra += [f"and {foreign} run(s) of no configuration of this campaign"] if foreign else []
     lines.append(f"merged: {merged}/{manifest['configurations']} configurations in "
-                 f"{manifest['merged']}" + (f" ({twice} more than once)" if twice else "")
+                 f"{manifest['merged']}" + (f" ({'; '.join(extra)})" if extra else "")
                  if Path(folder, manifest["merged"]).exists() else "merged: not yet")
     todo = [p for p in parts if p.state in TO_SUBMIT]
+    changed = source_plan_line(folder, manifest)
+    lines += [f"note: {changed}"] if changed else []
     moved = moved_line(folder, manifest)
     if moved:  # its jobs fail, or run elsewhere, until it is back or emitted again (s34 O2)
         return lines + [moved]
+    edited = edited_line(folder, manifest, {p.name for p in parts if p.state != "done"})
+    if edited:  # resubmit refuses them: never advise it (s39 tester H1)
+        return lines + [edited]
     at_start = [p.job for p in parts if p.failed_at_start]
     if at_start:
         lines.append(f"{len(at_start)} part(s) failed before their sweep started (a job "

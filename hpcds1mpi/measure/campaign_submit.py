@@ -25,6 +25,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import SchedulerError
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_edits import check_unedited, source_plan_line
 from hpcds1mpi.measure.campaign_place import check_in_place
 from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
 
@@ -175,11 +176,14 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
 
     Returns:
         ``{"parts": {nodes: [indices]}, "jobs": {nodes: [job ids]}, "merge": job id or "",
-        "waiting_for": [job ids]}``; with ``dry_run`` nothing is submitted (ids empty).
+        "waiting_for": [job ids], "notes": [lines]}``; with ``dry_run`` nothing is submitted
+        (ids empty). A note says the source plan changed since emit.
 
     Raises:
-        ConfigError: ``folder`` is not a campaign, or not where its scripts were written for
-            (moved: :func:`~hpcds1mpi.measure.campaign_place.check_in_place`).
+        ConfigError: ``folder`` is not a campaign, not where its scripts were written for
+            (moved: :func:`~hpcds1mpi.measure.campaign_place.check_in_place`), or a part to
+            submit has a plan edited since emit
+            (:func:`~hpcds1mpi.measure.campaign_edits.check_unedited`).
         OutputError: its jobs could not write what they must (:func:`check_writable`);
             nothing is submitted.
         SchedulerError: sbatch/qsub missing or refusing a job (what was submitted before it
@@ -198,6 +202,8 @@ def _resubmit(folder: Path, env: dict | None, dry_run: bool) -> dict:
     check_in_place(folder, manifest)  # moved since emit: its jobs would run elsewhere (s34 O2)
     scheduler = manifest["scheduler"]
     todo = plan_submission(parts)
+    # a part plan edited since emit would sweep something else than the campaign (s39 H1)
+    check_unedited(folder, manifest, {p.name for p in parts if p.state in TO_SUBMIT})
     unasked = next((p.unasked for p in parts if p.state in TO_SUBMIT and p.unasked), "")
     if unasked and not dry_run:
         check_writable(folder, manifest, todo)
@@ -207,7 +213,8 @@ def _resubmit(folder: Path, env: dict | None, dry_run: bool) -> dict:
                              "squeue answers")
     waiting = sorted({p.job.split("_")[0] for p in parts if p.state in ACTIVE and p.job}
                      | set(_merges_held(manifest, env)))
-    result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting}
+    result = {"parts": todo, "jobs": {}, "merge": "", "waiting_for": waiting,
+              "notes": [line for line in [source_plan_line(folder, manifest)] if line]}
     merged_done = _merged_complete(folder, manifest)
     if not todo and (waiting or merged_done):
         return result
@@ -296,6 +303,6 @@ def _merges_held(manifest: dict, env: dict | None) -> list[str]:
 
 
 def _merged_complete(folder: Path, manifest: dict) -> bool:
-    from hpcds1mpi.measure.campaign_status import merged_count
+    from hpcds1mpi.measure.campaign_merged import merged_count
 
     return merged_count(folder, manifest)[0] >= manifest["configurations"]

@@ -1,0 +1,21 @@
+"""What ``campaign status`` counts of the merged file: a run of no configuration of the campaign
+(its part plan edited to sweep one more size) is said, not counted (s39 tester H1: status said
+20/20 of a merged file of 21 runs)."""
+
+from __future__ import annotations
+
+from hpcds1mpi.measure.campaign_merged import merged_count
+from hpcds1mpi.measure.campaign_status import campaign_status, summary_lines
+from tests.measure.test_campaign_status import PLAN, _emit, _scheduler, _sweep
+
+
+def test_a_run_of_no_configuration_of_the_campaign_is_said_apart(tmp_path):
+    (tmp_path / "plan.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1]"))
+    camp = _emit(tmp_path, 1)
+    more = tmp_path / "more.toml"  # the part's plan and one more size
+    more.write_text((camp / "plans" / "n1-0.toml").read_text().replace("40]", "40, 48]"))
+    _sweep(camp, str(more), "merged.h5")
+    manifest, parts = campaign_status(camp, _scheduler(tmp_path)[0])
+    assert merged_count(camp, manifest) == (4, 0, 1)
+    assert "merged: 4/4 configurations in merged.h5 (and 1 run(s) of no configuration of " \
+        "this campaign)" in summary_lines(camp, manifest, parts)
