@@ -21,6 +21,7 @@ from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch.own_install import own_executable, path_export
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import plan_digest
+from hpcds1mpi.measure.campaign_nodes import check_slurm_nodes
 
 #: A part's index in its job, as the job's shell reads it: the array task's index, else the
 #: one ``resubmit`` passes to a lone shard (``qsub -v``). A PBS script also reads Slurm's
@@ -234,6 +235,9 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     if queue["default_queue"]:
         queue["notes"].append(default_queue_note(partition, scheduler,
                                                  "the campaign's jobs name"))
+    if scheduler == "slurm":  # a stale cluster file's max_nodes is no partition's (s39 H4)
+        check_slurm_nodes(by_nodes, None if queue["default_queue"] else partition.name,
+                          plan_file, partition.max_nodes)
     exe, bin_dir = own_executable()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}

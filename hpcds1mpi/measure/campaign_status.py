@@ -34,6 +34,7 @@ from pathlib import Path
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
 from hpcds1mpi.measure.campaign_merged import merged_count, merged_runs
+from hpcds1mpi.measure.campaign_nodes import over_nodes_line
 from hpcds1mpi.measure.campaign_place import moved_line
 from hpcds1mpi.measure.pending_reasons import never_starts
 
@@ -369,6 +370,11 @@ def never_start_lines(folder: str | Path, manifest: dict, parts: list[PartStatus
     for nodes, held in sorted(stuck.items()):
         script = manifest["jobs"].get(str(nodes), manifest["jobs"].get(nodes, {})).get(
             "script", f"n{nodes}.sbatch")
+        over = over_nodes_line(nodes, str(Path(folder) / script), [p.job for p in held],
+                               manifest.get("plan") or "PLAN", manifest["scheduler"])
+        if over:  # its shard's plan asks the nodes: no script edit helps (s39 tester H4)
+            lines.append(over)
+            continue
         whys = "; ".join(sorted({f"{p.reason.split(',')[0]}: {never_starts(p.reason)}"
                                  for p in held}))
         lines.append(f"{len(held)} part(s) of {script} never start as submitted ({whys}): "
