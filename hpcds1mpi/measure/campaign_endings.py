@@ -58,3 +58,34 @@ def ended_tasks(tasks: list[str], env: dict | None) -> dict[str, tuple[str, str,
     asked = {task: said_of[task.split("_")[0]] for task in tasks
              if "_" in task and task.split("_")[0] in said_of}
     return {**asked, **remainder, **said_of}
+
+
+def timeout_lines(folder, manifest: dict, parts) -> list[str]:
+    """One line per script whose parts reached their time limit (sacct's TIMEOUT): resubmitting
+    gives them the same minutes, so say how to give more (s39 tester H3)."""
+    from pathlib import Path
+
+    from hpcds1mpi.runtime.message_paths import shell_word
+
+    timed: dict[int, list] = {}
+    for part in parts:
+        if part.state != "done" and part.ended.startswith("TIMEOUT"):
+            timed.setdefault(part.nodes, []).append(part)
+    lines = []
+    for nodes, held in sorted(timed.items()):
+        script = manifest["jobs"].get(str(nodes), {}).get("script", f"n{nodes}.sbatch")
+        try:
+            text = (Path(folder) / script).read_text()
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        m = re.search(r"^#SBATCH\s+(?:--time[= ]|-t\s*)(\S+)\s*$", text, re.M)
+        now = f" (now {m.group(1)})" if m else ""
+        plan = shell_word(manifest.get("plan") or "PLAN")
+        lines.append(f"{len(held)} part(s) of {script} reached their time limit{now}: "
+                     "resubmitting gives them the same time, each going on where it stopped "
+                     f"(a configuration longer than the limit never finishes); to give more, "
+                     f"raise #SBATCH --time in {shell_word(str(Path(folder) / script))} "
+                     f"before `hpcds1mpi campaign resubmit {shell_word(folder)}`, or emit again "
+                     f"with a larger --time-limit (hpcds1mpi campaign {plan} --emit "
+                     f"{manifest['scheduler']} --time-limit MINUTES --out NEW ...)")
+    return lines

@@ -241,11 +241,14 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
     exe, bin_dir = own_executable()
     texts = {f"plans/{p.name}.toml": _part_plan(p, plan, partition) for p in parts}
     jobs = {}
+    short = []  # node counts whose estimate --time-limit is far below (s39 tester H3)
     for nodes, group in by_nodes.items():
-        limit = time_limit_s or max(
-            limit_from(estimate_seconds(dataclasses.replace(plan, runs=list(p.runs)))
-                       + STARTUP_S) for p in group)
+        estimate = max(limit_from(estimate_seconds(dataclasses.replace(plan, runs=list(p.runs)))
+                                  + STARTUP_S) for p in group)
+        limit = time_limit_s or estimate
         script = f"n{nodes}.{SUFFIX[scheduler]}"
+        if limit < estimate / 2:
+            short.append(f"{script} {estimate // 60} min")
         texts[script] = _part_script(group, partition, cluster, scheduler, folder,
                                      job_name_with(job_name, f"-n{nodes}"), int(limit), exe,
                                      bin_dir, cluster_file, partition_name, queue)
@@ -261,7 +264,8 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
         "scheduler": scheduler, "shards": shards, "cluster": cluster_file and
         str(Path(cluster_file).absolute()), "partition": partition.name,
         "configurations": len(plan.runs), "merged": "merged.h5", "merge": merge_script,
-        "jobs": jobs, "submissions": [], "notes": queue["notes"],
+        "jobs": jobs, "submissions": [], "notes": queue["notes"] + short_limit_notes(
+            time_limit_s, short),
         "parts": [{"name": p.name, "nodes": p.nodes, "index": p.index,
                    "plan": f"plans/{p.name}.toml", "telemetry": f"telemetry/{p.name}.h5",
                    # what resubmit checks the plan against before its job goes (s39 H1)
@@ -279,6 +283,18 @@ def emit(plan_file: str, scheduler: str, out: str, *, shards: int = 1,
                 (tmp / name).chmod(umask_mode(0o777))  # 0700 under umask 077 (s34 U8)
         cm.write_manifest(tmp, manifest)
     return manifest
+
+
+def short_limit_notes(time_limit_s: int | None, short: list[str]) -> list[str]:
+    """A note where ``--time-limit`` is under half the plan's own estimate for some parts
+    (``short``: "n1.sbatch 5 min"): they may reach it and stop; each resubmit goes on where
+    it stopped, but a configuration longer than the limit never finishes."""
+    if not short or not time_limit_s:
+        return []
+    return [f"--time-limit {time_limit_s // 60} is under half the limit the plan's own "
+            f"estimate gives ({', '.join(short)}): parts may reach it and stop (status says so); "
+            "each resubmit goes on where the last stopped, but a configuration longer than the "
+            "limit never finishes: give a larger --time-limit, or none for the estimate x 1.5"]
 
 
 def _part_plan(part: cm.Part, plan, partition) -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
+from hpcds1mpi.measure.campaign_endings import timeout_lines
 from hpcds1mpi.measure.campaign_merged import merged_count, merged_runs
 from hpcds1mpi.measure.campaign_nodes import over_nodes_line
 from hpcds1mpi.measure.campaign_place import moved_line
@@ -107,9 +108,12 @@ class PartStatus:
         if state == "CANCELLED":
             return "was cancelled before it started; nothing recorded" if self.ran_s == 0 \
                 else f"was cancelled before its sweep recorded anything{see}"
+        if state == "TIMEOUT" and self.recorded:
+            return f"reached its time limit (TIMEOUT) after {self.ran_s or 0} s{see}"
         if state == "TIMEOUT":
-            return (f"reached its time limit after {self.ran_s or 0} s, while its sweep ran; "
-                    f"nothing recorded: a configuration outlasted the limit or hung{see}")
+            return (f"reached its time limit (TIMEOUT) after {self.ran_s or 0} s, while its "
+                    f"sweep ran; nothing recorded: a configuration outlasted the limit or "
+                    f"hung{see}")
         if ran:
             return f"ended {self.ended} after {self.ran_s} s, while its sweep ran; nothing " \
                 f"recorded{see}"
@@ -343,14 +347,17 @@ def mark_start_failures(manifest: dict, parts: list[PartStatus], env: dict | Non
     # An interrupted part that recorded nothing of its own too: its sweep made its file before
     # the job was cancelled, and status said only "interrupted 0/6", neither how long the job
     # ran nor its log (s37 tester K6).
+    # An interrupted part that recorded runs too: a TIMEOUT is said as such, with what to do
+    # (s39 tester H3: "interrupted 10/20" and resubmit gave it the same minutes again).
     missing = {tasks[(p.nodes, p.index)]: p for p in parts
-               if (p.state == "missing" or p.state == "interrupted" and not p.recorded)
-               and (p.nodes, p.index) in tasks}
+               if p.state in ("missing", "interrupted") and (p.nodes, p.index) in tasks}
     if not missing:
         return
     ended = ended_tasks(sorted(missing), env)  # a plain array line stands for its tasks (R5)
     for task, part in missing.items():
         state, exit_code, ran_s = ended.get(task, ("", "", None))
+        if part.recorded and state != "TIMEOUT":
+            continue
         if state and state not in _SQUEUE:
             if part.state == "missing":  # a shard file says its sweep started: interrupted
                 part.state = "interrupted" if state in STOPPED else "failed"
@@ -415,6 +422,7 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                      f"{','.join(at_start)} -o JobID,State,ExitCode,Reason` and the jobs' "
                      "logs before submitting them again")
     lines += never_start_lines(folder, manifest, parts)
+    lines += timeout_lines(folder, manifest, parts)
     unasked = next((p.unasked for p in todo if p.unasked), "")
     if unasked:
         lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "
@@ -424,3 +432,4 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
         lines.append(f"{len(todo)} part(s) to submit again: hpcds1mpi campaign resubmit "
                      f"{folder}")
     return lines
+

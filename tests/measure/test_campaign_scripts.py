@@ -151,3 +151,31 @@ def test_the_scripts_are_executable_as_the_umask_allows(tmp_path):
              for name in ("n1.sbatch", "merge.sbatch", "submit.sh")}
     assert modes == {"n1.sbatch": 0o700, "merge.sbatch": 0o700, "submit.sh": 0o700}
     assert (camp / "plan.toml").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_time_limit_far_under_the_plans_estimate_is_said(tmp_path):
+    """s39 tester H3: --time-limit 1 for parts the plan's estimate gives 5 min was taken without
+    a word; the parts reached it (TIMEOUT) each round."""
+    from hpcds1mpi.measure.campaign_scripts import emit
+
+    sizes = ", ".join(str(32 + 8 * i) for i in range(20))
+    (tmp_path / "plan.toml").write_text(textwrap.dedent(f"""\
+        [sweep]
+        min_time = 2.0
+        max_repeats = 1000000
+        warmup = 0
+        [[kernel]]
+        name = "gemm"
+        sizes = [{sizes}]
+        nodes = [1]
+        ranks_per_node = [1]
+    """))
+    def limit_notes(out, **limit):
+        notes = emit(str(tmp_path / "plan.toml"), "pbs", str(tmp_path / out), **limit)["notes"]
+        return [n for n in notes if "--time-limit" in n]
+
+    short = limit_notes("a", time_limit_s=60)
+    assert len(short) == 1 and short[0].startswith(
+        "--time-limit 1 is under half the limit the plan's own estimate gives (n1.pbs ")
+    assert "a configuration longer than the limit never finishes" in short[0]
+    assert limit_notes("b") == [] and limit_notes("c", time_limit_s=3600) == []

@@ -391,11 +391,13 @@ def test_a_job_cancelled_or_timed_out_before_its_sweep_recorded_anything_is_said
                                  "nothing recorded (see logs/n1-100_1.out)"), line["n1-1"]
     assert line["n2-0"].endswith("; job 101_0 was cancelled before it started; nothing "
                                  "recorded"), line["n2-0"]
-    assert line["n2-1"].endswith("; job 101_1 reached its time limit after 300 s, while its "
+    assert line["n2-1"].endswith("; job 101_1 reached its time limit (TIMEOUT) after 300 s, "
+                                 "while its "
                                  "sweep ran; nothing recorded: a configuration outlasted the "
                                  "limit or hung (see logs/n2-101_1.out)"), line["n2-1"]
     lines = summary_lines(folder, manifest, parts)
     assert not any("before their sweep started" in ln for ln in lines), lines
+    assert lines[-2].startswith("1 part(s) of n2.sbatch reached their time limit (now ")
     assert lines[-1].startswith("3 part(s) to submit again")
     sacct.write_text("#!/bin/sh\nprintf '100_1|FAILED|1:0|12\\n'\n")  # failed after it ran
     line = {p.name: p.line() for p in campaign_status(folder, env)[1]}
@@ -422,3 +424,28 @@ def test_a_part_cancelled_after_its_sweep_made_its_file_says_how_long_and_its_lo
     assert n11.state == "interrupted" and n11.recorded == 0
     assert n11.line().endswith("; job 100_1 was cancelled after 3 s, while its sweep ran; "
                                "nothing recorded (see logs/n1-100_1.out)"), n11.line()
+
+
+def test_a_part_that_reached_its_time_limit_after_recording_runs_says_so_and_what_to_do(
+        campaign, tmp_path):
+    """s39 tester H3: a part killed by its time limit with 10 of 20 runs recorded read just
+    "interrupted 10/20", and resubmit gave it the same minutes again, without a word."""
+    folder = _copy(campaign, tmp_path)
+    env, _ = _scheduler(tmp_path)
+    resubmit(folder, env=env)  # n1 [1] as job 100, n2 [0, 1] as job 101, the merge 102
+    sacct = Path(env["PATH"].split(":")[0]) / "sacct"
+    sacct.write_text("#!/bin/sh\nprintf '100_1|TIMEOUT|0:0|61\\n'\n")
+    sacct.chmod(0o755)
+    manifest, parts = campaign_status(folder, env)
+    n11 = {p.name: p for p in parts}["n1-1"]
+    assert n11.state == "interrupted" and n11.recorded == 1
+    assert n11.line().endswith("; job 100_1 reached its time limit (TIMEOUT) after 61 s "
+                               "(see logs/n1-100_1.out)"), n11.line()
+    lines = summary_lines(folder, manifest, parts)
+    advice = next(ln for ln in lines if "reached their time limit" in ln)
+    assert advice.startswith("1 part(s) of n1.sbatch reached their time limit (now 00:")
+    assert f"raise #SBATCH --time in {folder / 'n1.sbatch'}" in advice
+    assert "--time-limit MINUTES --out NEW" in advice
+    sacct.write_text("#!/bin/sh\nprintf '100_1|CANCELLED by 0|0:0|61\\n'\n")  # as before
+    n11 = {p.name: p for p in campaign_status(folder, env)[1]}["n1-1"]
+    assert n11.line().endswith("configurations (ok 1)"), n11.line()
