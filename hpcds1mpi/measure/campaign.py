@@ -187,6 +187,9 @@ def read_manifest(folder: str | Path) -> dict:
     except OSError as exc:
         if is_denied(exc):
             raise ConfigError(denied_line(path, "campaign manifest")) from None
+    if folder.exists() and not folder.is_dir():  # the plan given for its campaign (s39 H5)
+        raise ConfigError(f"{folder} is a file, not a campaign folder; give the --out folder "
+                          "of `hpcds1mpi campaign PLAN --emit ...`")
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no such campaign folder; give the --out folder of "
                           "`hpcds1mpi campaign PLAN --emit ...`")

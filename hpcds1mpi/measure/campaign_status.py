@@ -34,7 +34,8 @@ from pathlib import Path
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
 from hpcds1mpi.measure.campaign_endings import timeout_lines
-from hpcds1mpi.measure.campaign_merged import merged_count, merged_runs
+from hpcds1mpi.measure.campaign_merged import (merge_jobs, merged_count, merged_runs,
+                                               unmerged_line)
 from hpcds1mpi.measure.campaign_nodes import over_nodes_line
 from hpcds1mpi.measure.campaign_place import moved_line
 from hpcds1mpi.measure.pending_reasons import never_starts
@@ -428,8 +429,12 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
         lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "
                      f"or running; run `hpcds1mpi campaign status {folder}` where squeue "
                      "answers before submitting anything again")
-    elif todo:
-        lines.append(f"{len(todo)} part(s) to submit again: hpcds1mpi campaign resubmit "
+    elif todo:  # "again" of a campaign never submitted misled (s39 tester H5)
+        again = " again" if manifest["submissions"] else ""
+        lines.append(f"{len(todo)} part(s) to submit{again}: hpcds1mpi campaign resubmit "
                      f"{folder}")
+    elif all(p.state == "done" for p in parts) and merged < manifest["configurations"]:
+        lines.append(unmerged_line(folder, manifest,
+                                   held_jobs(manifest, merge_jobs(manifest))))
     return lines
 

@@ -124,3 +124,12 @@ def test_a_manifest_another_user_may_not_read_is_said_to_be_a_permission_problem
         assert f"permission denied (you cannot enter the folder {camp}" in line
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def test_a_plan_file_given_for_a_campaign_folder_is_said_to_be_a_file(tmp_path):
+    """s39 tester H5: `campaign status plan.toml` said "no such campaign folder" of a file."""
+    from hpcds1mpi.measure.campaign import read_manifest
+
+    (tmp_path / "plan.toml").write_text("[sweep]\n")
+    with pytest.raises(ConfigError, match=r"plan.toml is a file, not a campaign folder; give "):
+        read_manifest(tmp_path / "plan.toml")

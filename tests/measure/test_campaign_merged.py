@@ -19,3 +19,16 @@ def test_a_run_of_no_configuration_of_the_campaign_is_said_apart(tmp_path):
     assert merged_count(camp, manifest) == (4, 0, 1)
     assert "merged: 4/4 configurations in merged.h5 (and 1 run(s) of no configuration of " \
         "this campaign)" in summary_lines(camp, manifest, parts)
+
+
+def test_every_part_done_but_no_merged_file_says_resubmit_submits_the_merge(tmp_path):
+    """s39 tester H5: with merged.h5 gone, status said "merged: not yet" and nothing more,
+    though resubmit submits just the merge."""
+    (tmp_path / "plan.toml").write_text(PLAN.replace("nodes = [1, 2]", "nodes = [1]"))
+    camp = _emit(tmp_path, 1)
+    _sweep(camp, "plans/n1-0.toml", "telemetry/n1-0.h5")
+    manifest, parts = campaign_status(camp, _scheduler(tmp_path)[0])
+    lines = summary_lines(camp, manifest, parts)
+    assert lines[-2:] == ["merged: not yet", f"every part is done but not merged into "
+                          f"merged.h5: hpcds1mpi campaign resubmit {camp} submits the merge "
+                          "alone"]

@@ -91,7 +91,8 @@ def test_status_tells_done_interrupted_failed_and_missing_apart(campaign):
     lines = summary_lines(campaign, manifest, parts)
     assert "parts: done 1, failed 1, interrupted 1, missing 1" in lines
     assert any("n2-0" in line and "exited 1" in line for line in lines)
-    assert lines[-1].startswith("3 part(s) to submit again")
+    # never submitted: "to submit", not "again" (s39 tester H5)
+    assert lines[-1].startswith("3 part(s) to submit: hpcds1mpi campaign resubmit")
 
 
 def _scheduler(tmp_path: Path, squeue: str = "", named: str = "",
