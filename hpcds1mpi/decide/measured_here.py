@@ -19,7 +19,7 @@ import numpy as np
 
 from hpcds1mpi.config import FAILURE_STATUSES, OK
 
-_CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
+CONFIG_COLUMNS = ("nodes", "ranks_per_node", "threads", "device", "precision")
 
 
 def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | None = None
@@ -42,7 +42,7 @@ def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | 
         return ok, failed  # no scored partition's hardware ran about it: ~0.6 ms of codes saved
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
-    codes = config_codes({c: cols[c] for c in _CONFIG})
+    codes = config_codes({c: cols[c] for c in CONFIG_COLUMNS})
     partitions = np.asarray(cols["partition"]).astype(str)
     for part in np.unique(partitions).tolist():
         name = (trained or {}).get(part, part)
@@ -72,6 +72,13 @@ def _runs_at(bundle, workload: str, size: float) -> dict:
     return runs
 
 
+def layout_text(nodes, ranks_per_node, threads, device, precision) -> str:
+    """A layout as the notes name it: "1 node x 2 ranks x 1 thread (cpu, fp64)"."""
+    n, r, t = int(nodes), int(ranks_per_node), int(threads)
+    return (f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
+            f"thread{'s' if t > 1 else ''} ({device}, {precision})")
+
+
 def workload_runs(bundle, workload: str) -> dict | None:
     """partition -> (configuration codes, sizes, ok mask, failure mask) of ``workload``'s
     training rows, read once per bundle and workload (only the question's size changes: s30
@@ -93,7 +100,7 @@ def _read_runs(bundle, workload: str) -> dict | None:
         status = np.asarray(rows["status"]).astype(str)[ours]
         sizes = np.asarray(rows["size"], dtype=float)[ours]
         partitions = np.asarray(rows["partition"]).astype(str)[ours]
-        codes = config_codes({c: np.asarray(rows[c])[ours] for c in _CONFIG}) if len(ours) \
+        codes = config_codes({c: np.asarray(rows[c])[ours] for c in CONFIG_COLUMNS}) if len(ours) \
             else np.asarray([])
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
         return None
@@ -126,9 +133,7 @@ def failed_here_note(cols: dict, size: float, partition: str | None = None) -> s
         mask = mask & (np.asarray(cols["partition"]) == partition)
     seen = []
     for i in np.flatnonzero(mask).tolist():
-        n, r, t = (int(cols[c][i]) for c in ("nodes", "ranks_per_node", "threads"))
-        label = (f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
-                 f"thread{'s' if t > 1 else ''} ({cols['device'][i]}, {cols['precision'][i]})")
+        label = layout_text(*(cols[c][i] for c in CONFIG_COLUMNS))
         if label not in seen:
             seen.append(label)
     if not seen:

@@ -26,6 +26,7 @@ def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runt
     to read)."""
     from hpcds1mpi.config import OK
     from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.measured_here import layout_text
     from hpcds1mpi.decide.recommendation import format_time
     from hpcds1mpi.decide.trained_hardware import measured_partition
 
@@ -55,9 +56,7 @@ def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runt
                     if float(np.median(v)) < pick_runtime_s)
     if not faster:
         return ""
-    named = [f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
-             f"thread{'s' if t > 1 else ''} ({d}, {p}) {format_time(s)}"
-             for s, (n, r, t, d, p) in faster[:NAMED]]
+    named = [f"{layout_text(*key)} {format_time(s)}" for s, key in faster[:NAMED]]
     more = f" and {len(faster) - NAMED} more" if len(faster) > NAMED else ""
     whose = (f"the node's {cores} cores" if cores == partition.cores_per_node else
              f"the {cores} core{'s' if cores > 1 else ''} per node this allocation holds "

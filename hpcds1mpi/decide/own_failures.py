@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcds1mpi.decide.measured_here import workload_runs
+from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, layout_text, workload_runs
 
 #: Columns added where the workload's runs include a failure on a candidate's hardware: the
 #: sizes its configuration ran ok at and failed at, as text ("" where none).
@@ -40,7 +40,6 @@ OK_SIZES, FAILED_SIZES = "ok_sizes", "failed_sizes"
 FROM_RUNS = "fail_from_runs"
 #: How many dropped candidates :func:`dropped_note` names.
 NAMED = 3
-_CONFIG = ("nodes", "ranks_per_node", "threads", "device", "precision")
 
 
 def own_failures(bundle, workload: str, size: float, cols: dict,
@@ -64,7 +63,13 @@ def own_failures(bundle, workload: str, size: float, cols: dict,
             # on (hardware it never ran on is the classifier's: the review of s39)
             known[:] = _ran_on(runs, cols, trained)
         else:
-            _from_runs(runs, float(size), cols, trained, known, prob)
+            from hpcds1mpi.decide import bundle_cache
+
+            def per_configuration(name: str) -> dict:  # not the question's size: once
+                return bundle_cache.memo(bundle, ("own_failures", str(workload), name),
+                                         lambda: _per_configuration(runs[name]))
+
+            _from_runs(runs, float(size), cols, trained, known, prob, per_configuration)
     cols[FROM_RUNS] = known
     if known.any():
         for col in ("fail_prob", "fail_prob_max"):
@@ -80,9 +85,10 @@ def _ran_on(runs: dict, cols: dict, trained: dict | None) -> np.ndarray:
 
 
 def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
-               known: np.ndarray, prob: np.ndarray) -> None:
+               known: np.ndarray, prob: np.ndarray, per_configuration) -> None:
     """Fill ``known`` and ``prob`` for the candidates whose configuration ran on their
-    hardware, and add the sizes columns."""
+    hardware, and add the sizes columns; ``per_configuration(partition)``: its runs'
+    :func:`_per_configuration`."""
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
     n = len(known)
@@ -94,8 +100,8 @@ def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
         if name is None or name not in runs:
             continue
         if codes is None:
-            codes = config_codes({c: cols[c] for c in _CONFIG})
-        ran = _per_configuration(runs[name])
+            codes = config_codes({c: cols[c] for c in CONFIG_COLUMNS})
+        ran = per_configuration(name)
         ran_codes = np.fromiter(ran, dtype=np.int64, count=len(ran))
         on = np.flatnonzero((partitions == part) & np.isin(codes, ran_codes))
         for code in np.unique(codes[on]).tolist():
@@ -145,9 +151,7 @@ def _sizes_text(sizes: np.ndarray) -> str:
 
 
 def _config(cols: dict, row: int) -> str:
-    n, r, t = (int(cols[c][row]) for c in ("nodes", "ranks_per_node", "threads"))
-    return (f"{n} node{'s' if n > 1 else ''} x {r} rank{'s' if r > 1 else ''} x {t} "
-            f"thread{'s' if t > 1 else ''} ({cols['device'][row]}, {cols['precision'][row]})")
+    return layout_text(*(cols[c][row] for c in CONFIG_COLUMNS))
 
 
 def runs_said(cols: dict, row: int) -> str:
