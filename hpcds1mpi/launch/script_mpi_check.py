@@ -49,14 +49,14 @@ def program_file_family(path: str, env: dict | None = None) -> tuple[str | None,
 
 
 @functools.lru_cache(maxsize=4)
-def _first_lines(text: str) -> tuple[float]:
-    """(the first command line that changes the environment, ``inf`` for none,) of a
-    script's text: read once, so each launch line asks in constant time (a script of
-    thousands of launch lines rescanned for each took minutes)."""
+def _first_env_line(text: str) -> float:
+    """The first command line of a script's text that changes the environment, ``inf`` for
+    none: read once, so each launch line asks in constant time (a script of thousands of
+    launch lines rescanned for each took minutes)."""
     for number, ln in enumerate(text.split("\n"), start=1):
         if ln.strip() and not ln.lstrip().startswith("#") and _ENV_RE.search(ln):
-            return (number,)
-    return (math.inf,)
+            return number
+    return math.inf
 
 
 def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
@@ -137,7 +137,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if launch.kind != "mpi":
         return None
     env = os.environ if env is None else env
-    changed_at = _first_lines(script.text)[0]
+    changed_at = _first_env_line(script.text)
     unknown, moduled = "", math.inf
     if changed_at < launch.line:  # s36 tester M1: the PATH its module lines give, if told
         from hpcds1mpi.launch.module_path import job_path
@@ -257,7 +257,7 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if launch.kind != "slurm":
         return None
     env = os.environ if env is None else env
-    changed_at = _first_lines(script.text)[0]
+    changed_at = _first_env_line(script.text)
     path_var = None if changed_at < launch.line else env.get("PATH")
     word = program_word([launch.program or "", *launch.args])
     program = _found(word, launch_folder(script, launch, cwd), path_var)
@@ -379,7 +379,7 @@ def launch_family(script: "JobScript", launch: "Launch | None",
     named = LAUNCHER_FILE_NAMES.get(os.path.basename(launch.launcher))
     if named is not None or job_folder is None:
         return named
-    path_var = None if _first_lines(script.text)[0] < launch.line else os.environ.get("PATH")
+    path_var = None if _first_env_line(script.text) < launch.line else os.environ.get("PATH")
     folder = launch_folder(script, launch, job_folder)
     launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
                       path_var)
