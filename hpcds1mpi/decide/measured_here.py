@@ -22,8 +22,22 @@ from hpcds1mpi.config import FAILURE_STATUSES, OK
 CONFIG_COLUMNS = ("nodes", "ranks_per_node", "threads", "device", "precision")
 
 
-def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def candidate_codes(cols: dict):
+    """A function returning ``cols``' ``(n,)`` configuration codes, computed at its first call
+    only: :func:`measured_at` and ``own_failures`` both need them, often neither (no run)."""
+    found = []
+
+    def codes() -> np.ndarray:
+        if not found:
+            from hpcds1mpi.surrogates.size_neighbours import config_codes
+
+            found.append(config_codes({c: cols[c] for c in CONFIG_COLUMNS}))
+        return found[0]
+    return codes
+
+
+def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | None = None,
+                codes=None) -> tuple[np.ndarray, np.ndarray]:
     """``(ok, failed)``: ``(n,)`` masks of ``cols``' candidates whose configuration the
     bundle's training rows ran on the candidate's hardware: ok at ``size`` and never failing
     there, or ok at a smaller and at a larger size with no failure from the one to the other
@@ -34,15 +48,14 @@ def measured_at(bundle, workload: str, size: float, cols: dict, trained: dict | 
         trained: partition -> the measured partition of its hardware, None where none has
             it, for every partition of ``cols`` (None: each is itself), as
             :func:`~hpcds1mpi.decide.system1.score` finds it.
+        codes: ``cols``' :func:`candidate_codes` (None: made here).
     """
     n = len(np.asarray(cols["nodes"]))
     ok, failed = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     runs = _runs_at(bundle, str(workload), float(size))
     if not runs or (trained is not None and not any(name in runs for name in trained.values())):
         return ok, failed  # no scored partition's hardware ran about it: ~0.6 ms of codes saved
-    from hpcds1mpi.surrogates.size_neighbours import config_codes
-
-    codes = config_codes({c: cols[c] for c in CONFIG_COLUMNS})
+    codes = (codes or candidate_codes(cols))()
     partitions = np.asarray(cols["partition"]).astype(str)
     for part in np.unique(partitions).tolist():
         name = (trained or {}).get(part, part)

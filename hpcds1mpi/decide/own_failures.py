@@ -30,7 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, layout_text, workload_runs
+from hpcds1mpi.decide.measured_here import (
+    CONFIG_COLUMNS, candidate_codes, layout_text, workload_runs)
 
 #: Columns added where the workload's runs include a failure on a candidate's hardware: the
 #: sizes its configuration ran ok at and failed at, as text ("" where none).
@@ -43,7 +44,7 @@ NAMED = 3
 
 
 def own_failures(bundle, workload: str, size: float, cols: dict,
-                 trained: dict | None = None) -> None:
+                 trained: dict | None = None, codes=None) -> None:
     """Replace, in place, ``cols``' ``fail_prob`` and ``fail_prob_max`` by what the
     workload's own runs say (module docstring) wherever they say it, and add
     :data:`FROM_RUNS` (and :data:`OK_SIZES`, :data:`FAILED_SIZES` where a run failed).
@@ -53,6 +54,7 @@ def own_failures(bundle, workload: str, size: float, cols: dict,
             ``fail_prob`` / ``fail_prob_max`` arrays, not changed: new arrays replace them).
         trained: partition -> the measured partition of its hardware, None where none has
             it (None: each partition is itself), as ``system1.score`` finds it.
+        codes: ``cols``' :func:`~.measured_here.candidate_codes` (None: made here).
     """
     n = len(np.asarray(cols["nodes"]))
     known, prob = np.zeros(n, dtype=bool), np.zeros(n)
@@ -69,7 +71,8 @@ def own_failures(bundle, workload: str, size: float, cols: dict,
                 return bundle_cache.memo(bundle, ("own_failures", str(workload), name),
                                          lambda: _per_configuration(runs[name]))
 
-            _from_runs(runs, float(size), cols, trained, known, prob, per_configuration)
+            _from_runs(runs, float(size), cols, trained, known, prob, per_configuration,
+                       codes or candidate_codes(cols))
     cols[FROM_RUNS] = known
     if known.any():
         for col in ("fail_prob", "fail_prob_max"):
@@ -85,22 +88,19 @@ def _ran_on(runs: dict, cols: dict, trained: dict | None) -> np.ndarray:
 
 
 def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
-               known: np.ndarray, prob: np.ndarray, per_configuration) -> None:
+               known: np.ndarray, prob: np.ndarray, per_configuration, find_codes
+               ) -> None:
     """Fill ``known`` and ``prob`` for the candidates whose configuration ran on their
     hardware, and add the sizes columns; ``per_configuration(partition)``: its runs'
-    :func:`_per_configuration`."""
-    from hpcds1mpi.surrogates.size_neighbours import config_codes
-
+    :func:`_per_configuration`; ``find_codes()``: the candidates' configuration codes."""
     n = len(known)
     ok_text, failed_text = np.full(n, "", dtype=object), np.full(n, "", dtype=object)
     partitions = np.asarray(cols["partition"]).astype(str)
-    codes = None
     for part in np.unique(partitions).tolist():
         name = (trained or {}).get(part, part)
         if name is None or name not in runs:
             continue
-        if codes is None:
-            codes = config_codes({c: cols[c] for c in CONFIG_COLUMNS})
+        codes = find_codes()
         ran = per_configuration(name)
         ran_codes = np.fromiter(ran, dtype=np.int64, count=len(ran))
         on = np.flatnonzero((partitions == part) & np.isin(codes, ran_codes))

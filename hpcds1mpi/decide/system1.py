@@ -38,7 +38,7 @@ from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
-from hpcds1mpi.decide.measured_here import measured_at
+from hpcds1mpi.decide.measured_here import candidate_codes, measured_at
 from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED,
                                              held_back_line, measured_first,
                                              most_measured_nodes, nodes_measured,
@@ -188,10 +188,11 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     reason = np.full(len(need), "", dtype="<U8")  # "", fail, memory, deadline, energy
     runtime, energy = cols["runtime_s"], cols["energy_j"]
     bad_pred = ~np.isfinite(runtime) | ~np.isfinite(energy) | (runtime <= 0)
+    codes = candidate_codes(cols)  # made once, where one of the two below needs them
     # The workload's own runs, not other programs' sizes, say whether it fails (s39 B3).
-    own_failures(bundle, workload, size, cols, same)
+    own_failures(bundle, workload, size, cols, same, codes)
     # A run measured ok at this very size outranks the failure classifier (s29 tester C5).
-    ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same)
+    ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same, codes)
     memory = np.isfinite(need) & (need > mem_limit)
     fail = ((cols["fail_prob_max"] >= FAIL_PROB_MAX) & ~ok_here) | bad_pred \
         | (cols["measured_failed"] & ~memory)  # out of memory there: said so, not "fail"

@@ -153,3 +153,19 @@ def test_a_sizes_outcome_is_the_share_of_its_rounds_that_failed():
     assert failure_probability(at, share, 450) == pytest.approx(0.2 * (1 - np.log(1.125) /
                                                                           np.log(2)))
     assert failure_probability(at, share, 400) == pytest.approx(0.2)
+
+
+def test_the_candidates_configuration_codes_are_computed_once_per_question(monkeypatch):
+    """own_failures and measured_at both match the candidates' configurations against the
+    runs: System 1 computes their codes once for both (crashy at 400 needs both)."""
+    from hpcds1mpi.surrogates import size_neighbours
+
+    bundle = Pooled()
+    s1.score(bundle, "crashy", 400, [CPU], ONE_NODE)  # the training rows' codes: cached
+    made, real = [], size_neighbours.config_codes
+    monkeypatch.setattr(size_neighbours, "config_codes",
+                        lambda cols: made.append(1) or real(cols))
+    scores = s1.score(bundle, "crashy", 400, [CPU], ONE_NODE)
+    assert scores.cols["measured_failed"][_row(scores, 2, 1)]  # measured_at matched codes
+    assert scores.cols["fail_from_runs"][_row(scores, 2, 1)]  # and so did own_failures
+    assert len(made) == 1
