@@ -60,29 +60,27 @@ def fixes_failure(advice: Advice, bundle) -> bool:
 def _failure_evidence(advice: Advice, bundle) -> str:
     """What the asked layout's measured runs of the workload did (``it failed at every one of
     the 5 sizes measured, 4-24``), or System 1's failure probability where none was
-    measured."""
+    measured: from the runs System 1 read (:func:`~.measured_here.workload_runs`), on any
+    partition."""
     import numpy as np
 
-    from hpcds1mpi.config import FAILURE_STATUSES, OK
-    from hpcds1mpi.decide.bundle_cache import training_columns
+    from hpcds1mpi.decide.measured_here import workload_runs
+    from hpcds1mpi.surrogates.size_neighbours import config_code
 
-    config = advice.asked.config.as_dict()
-    try:
-        rows = training_columns(bundle)
-        on = np.asarray(rows["workload"]).astype(str) == str(advice.workload)
-        for key, value in config.items():
-            on &= np.asarray(rows[key]).astype(type(value)) == value
-        status = np.asarray(rows["status"]).astype(str)[on]
-        sizes = np.asarray(rows["size"], dtype=float)[on]
-    except (AttributeError, KeyError, TypeError, ValueError):  # no rows with outcomes
-        status = sizes = np.asarray([])
-    failed = np.isin(status, sorted(FAILURE_STATUSES))
-    ran = failed | (status == OK)
+    asked = advice.asked.config
+    code = config_code(asked.nodes, asked.ranks_per_node, asked.threads, asked.device,
+                       asked.precision)
+    sizes, good, failed = np.zeros(0), np.zeros(0, dtype=bool), np.zeros(0, dtype=bool)
+    for codes, at, ok, bad in (workload_runs(bundle, str(advice.workload)) or {}).values():
+        on = codes == code  # one partition's runs of the asked layout
+        sizes, good, failed = (np.append(sizes, at[on]), np.append(good, ok[on]),
+                               np.append(failed, bad[on]))
+    ran = failed | good
     if not failed.any():
         return f"failure probability {100 * advice.asked.fail_prob:.0f} % (System 1's)" if \
             np.isfinite(advice.asked.fail_prob) else "System 1's prediction"
     bad, measured = np.unique(sizes[failed]), np.unique(sizes[ran])
-    if len(bad) == len(measured) and not (status[ran] == OK).any():
+    if len(bad) == len(measured) and not good.any():
         span = f"{bad.min():g}" if len(bad) == 1 else f"{bad.min():g}-{bad.max():g}"
         return (f"its runs failed at every one of the {len(bad)} size"
                 f"{'s' if len(bad) > 1 else ''} measured, {span}")

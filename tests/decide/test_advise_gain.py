@@ -4,6 +4,8 @@ pick reworded for the recommended layout when that keeps the script's device and
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide.advise import Advice, Side
 from hpcds1mpi.decide.advise_gain import reasons_for_shown
@@ -116,6 +118,7 @@ class _Runs:
                      "nodes": np.ones(10, int), "threads": np.ones(10, int),
                      "ranks_per_node": np.array([1] * 5 + [2] * 5),
                      "device": np.array(["cpu"] * 10), "precision": np.array(["fp64"] * 10),
+                     "partition": np.array(["local"] * 10),
                      "status": np.array(list(one_rank_statuses) + ["ok"] * 5)}
 
     def training_columns(self):
@@ -170,3 +173,20 @@ def test_a_layout_that_failed_at_some_sizes_or_none_says_so():
     runs.asked.problem = ""
     judge_gain(runs, _Runs(["ok"] * 5))
     assert runs.verdict["reasons"][0].startswith("the recommended layout is predicted worse")
+
+
+def test_the_failure_evidence_is_the_runs_system_1_already_read(monkeypatch):
+    """The asked layout's runs come from ``measured_here.workload_runs``, kept per bundle when
+    System 1 scored the question, not from the training rows filtered again."""
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.advise_gain import judge_gain
+    from hpcds1mpi.decide.measured_here import workload_runs
+
+    bundle = _Runs(["failed"] * 5)
+    assert workload_runs(bundle, "phyml")  # as System 1's scoring keeps them
+    monkeypatch.setattr(bundle_cache, "training_columns",
+                        lambda b: pytest.fail("the training rows were read again"))
+    got = _failing()
+    judge_gain(got, bundle)
+    assert "its runs failed at every one of the 5 sizes measured, 4-24" in \
+        got.verdict["reasons"][0]
