@@ -368,6 +368,7 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
         ConfigError: a wrong argument. IngestError / DataError: a history that cannot be
             read, names no user, or keeps no job.
     """
+    from hpcds1mpi.decide.walltime import dropped_jobs_said
     from hpcds1mpi.decide.walltime import propose_walltime as propose
     from hpcds1mpi.schemas.api_args import check_api_arguments
 
@@ -387,12 +388,11 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
 
         history, report = frame_history(history)
         notes = report.lines()
-    dropped = [line.strip() for line in notes[1:] if line.lstrip().startswith("dropped")]
-    if dropped:  # as recommend --history says them on stderr
+    said = dropped_jobs_said(notes)
+    if said:  # as recommend --history says them on stderr
         import warnings
 
-        warnings.warn(f"propose_walltime(): {notes[0]}; {'; '.join(dropped)}", UserWarning,
-                      stacklevel=2)
+        warnings.warn(f"propose_walltime(): {'; '.join(said)}", UserWarning, stacklevel=2)
     return propose(history, user, workload=job_name, account=None, partition=partition,
                    nodes=nodes, procs=procs, time_limit_s=time_limit_s, submit_time=None,
                    quantile=coverage)

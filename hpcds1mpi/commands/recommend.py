@@ -70,6 +70,7 @@ def _read_history(path: str):
     read_job_table`), a failure history handed to the old option name refused with a hint."""
     from pathlib import Path
 
+    from hpcds1mpi.decide.walltime import dropped_jobs_said
     from hpcds1mpi.errors import IngestError
     from hpcds1mpi.records.ingest.job_logs import read_job_table
 
@@ -78,10 +79,9 @@ def _read_history(path: str):
                           "job table now, the failure history is --failure-history")
     notes: list[str] = []
     table = read_job_table(path, what="--history", notes=notes)
-    dropped = [line for line in notes[1:] if line.lstrip().startswith("dropped")]
-    if dropped:  # jobs of the history not used, and why: said before any answer
-        for line in [notes[0], *dropped]:
-            click.echo(f"history: {line.strip()}", err=True)
+    # jobs of the history not used, and why: said before any answer
+    for line in dropped_jobs_said(notes):
+        click.echo(f"history: {line.strip()}", err=True)
     return table
 
 

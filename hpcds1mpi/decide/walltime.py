@@ -36,6 +36,15 @@ def too_few_user_jobs(n: int) -> str:
             f"submit time (need at least {MIN_USER_JOBS}): cannot propose")
 
 
+def dropped_jobs_said(notes: list[str]) -> list[str]:
+    """What to tell of a history's reading ``notes`` (``read_job_table``'s, a frame's row
+    checks'): its first line (what was read) and each line saying jobs were dropped (stripped),
+    ``[]`` where none was dropped. ``recommend --history`` and the API's ``propose_walltime``
+    both say it."""
+    dropped = [line.strip() for line in notes[1:] if line.lstrip().startswith("dropped")]
+    return [notes[0], *dropped] if dropped else []
+
+
 def _job_row(history: pd.DataFrame, job: dict) -> pd.DataFrame:
     """The job to propose for as one job-table row (not finished, no run time)."""
     row = {c: pd.NA for c in history.columns}

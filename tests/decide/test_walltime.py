@@ -250,3 +250,15 @@ def test_a_history_with_no_requested_time_says_so_not_what_requests_told(history
     assert ("kept your request: the history records no requested time" in text
             and f"walltime would be {asked.uncapped_s:.0f} s" in text), text
     assert not propose_walltime(history, user, predictor_args=SMALL).no_requests
+
+
+def test_only_dropped_jobs_are_said_with_what_was_read():
+    """One rule for recommend --history's stderr and the API's warning."""
+    from hpcds1mpi.decide.walltime import dropped_jobs_said
+
+    notes = ["read 120 jobs from h.swf", "  dropped 3 x End before Start", "10 users",
+             "dropped 1 x same job twice "]
+    assert dropped_jobs_said(notes) == ["read 120 jobs from h.swf",
+                                        "dropped 3 x End before Start",
+                                        "dropped 1 x same job twice"]
+    assert dropped_jobs_said(notes[:1] + notes[2:3]) == [] and dropped_jobs_said([]) == []
