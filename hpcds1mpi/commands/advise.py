@@ -6,6 +6,7 @@ import math
 
 import click
 
+from hpcds1mpi.decide.advise_gain import fails, only_asked_fails
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.limits import MAX_SIZE
@@ -22,8 +23,6 @@ def _walltime(seconds, scheduler: str) -> str:
 
 def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     from hpcds1mpi.decide.recommendation import format_energy, format_time
-
-    from hpcds1mpi.decide.advise_gain import fails
 
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
     if side.predicted:  # a failing layout's runs end when it fails (s39 tester A4)
@@ -63,10 +62,7 @@ def format_advice(advice) -> str:
     verdict = f"verdict {v.get('verdict')}"
     if advice.confidence is not None:
         verdict += f", confidence {advice.confidence:.2f}"
-    from hpcds1mpi.decide.advise_gain import fails
-
-    if advice.recommended is not None and fails(advice.asked) and not \
-            fails(advice.recommended):  # no percentages against a run that fails (s39 A4)
+    if only_asked_fails(advice):  # no percentages against a run that fails (s39 A4)
         lines.append(f"  => the asked layout is predicted to fail, the recommended one to "
                      f"run; {verdict}")
     elif saving is not None and change is not None and math.isfinite(saving):

@@ -41,14 +41,20 @@ def fails(side: Side | None) -> bool:
     return side is not None and side.predicted and bool(side.problem)
 
 
+def only_asked_fails(advice: Advice) -> bool:
+    """Whether the asked layout is predicted to fail and a recommended one is predicted to run:
+    the recommendation then fixes a failure, no gain in runtime or energy to compare."""
+    return fails(advice.asked) and advice.recommended is not None \
+        and not fails(advice.recommended)
+
+
 def fixes_failure(advice: Advice, bundle) -> bool:
     """Say, as the verdict's first reason, that the asked layout is predicted to fail (with
     what its measured runs did) and that the recommended one, predicted to run, fixes that;
-    True where it said so, False where the asked layout is not predicted to fail or the
-    recommended one is too."""
-    asked, shown = advice.asked, advice.recommended
-    if not fails(asked) or shown is None or fails(shown):
+    True where it said so, False where not :func:`only_asked_fails`."""
+    if not only_asked_fails(advice):
         return False
+    asked = advice.asked
     reason = (f"the asked layout is {asked.problem} ({_failure_evidence(advice, bundle)}), so "
               "its predicted runtime is the time until it fails, no run to compare with; the "
               "recommended layout is predicted to run: do not keep the script, --rewrite "

@@ -190,3 +190,23 @@ def test_the_failure_evidence_is_the_runs_system_1_already_read(monkeypatch):
     judge_gain(got, bundle)
     assert "its runs failed at every one of the 5 sizes measured, 4-24" in \
         got.verdict["reasons"][0]
+
+
+def test_only_a_failing_asked_layout_against_a_running_recommendation_is_a_fix():
+    """The one guard of fixes_failure and of advise's '=>' line (s39 tester A4)."""
+    import dataclasses
+
+    from hpcds1mpi.commands.advise import format_advice
+    from hpcds1mpi.decide.advise_gain import fixes_failure, only_asked_fails
+
+    fixed = _failing()
+    both = dataclasses.replace(_failing(), recommended=dataclasses.replace(
+        _failing().recommended, problem="predicted to fail"))
+    running = dataclasses.replace(_failing(), asked=dataclasses.replace(
+        _failing().asked, problem=""))
+    nothing = dataclasses.replace(_failing(), recommended=None)
+    for advice, fix in ((fixed, True), (both, False), (running, False), (nothing, False)):
+        assert only_asked_fails(advice) is fix
+        said = "the asked layout is predicted to fail, the recommended one to run"
+        assert (said in format_advice(advice)) is fix
+        assert fixes_failure(advice, _Runs(["failed"] * 5)) is fix
