@@ -105,10 +105,11 @@ def _reading_options(func):
     return func
 
 
-def _calibration_reading(bundle, workload: str, program, given: dict):
+def _calibration_reading(bundle, workload: str, program, given: dict, escalated: bool):
     """The reading options of a calibration sweep of ``program`` and the notes about them
     (:func:`~hpcds1mpi.decide.calibration_sweep.calibration_measurement`); ({}, []) for a
-    kernel. Given without --program: refused in one line."""
+    kernel; none, given ones said unused, where not ``escalated`` (the script runs the program
+    itself). Given without --program: refused in one line; with it: checked all the same."""
     used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
     if program is None:
         if used:
@@ -116,7 +117,7 @@ def _calibration_reading(bundle, workload: str, program, given: dict):
                               "sweep reads your program); add --program, or drop "
                               f"{'them' if len(used) > 1 else 'it'}")
         return {}, []
-    from hpcds1mpi.decide.calibration_sweep import calibration_measurement
+    from hpcds1mpi.decide.calibration_sweep import READING_NOT_USED, calibration_measurement
     from hpcds1mpi.measure.readings import Readings
     from hpcds1mpi.measure.setup_command import check_setup
     from hpcds1mpi.surrogates.levels import bundle_levels
@@ -125,6 +126,8 @@ def _calibration_reading(bundle, workload: str, program, given: dict):
                 ranks_regex=given["ranks_regex"], output_file=given["output_file"],
                 fail_regex=given["fail_regex"])
     check_setup(given["setup"])
+    if not escalated:  # the bundle's levels file is read only for a calibration sweep
+        return {}, [READING_NOT_USED] if used else []
     return calibration_measurement(bundle_levels(bundle, workload), given)
 
 
@@ -347,10 +350,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         from hpcds1mpi.decide.recommendation import script_program
 
         program, recorded = script_program(rec, program)
-        measure, notes = _calibration_reading(bundle, workload, program, reading)
-        if rec.picked is not None:  # a job script runs the program itself: nothing to read
-            from hpcds1mpi.decide.calibration_sweep import READING_NOT_USED as unused
-            measure, notes = {}, [unused] if any(v is not None for v in reading.values()) else []
+        measure, notes = _calibration_reading(bundle, workload, program, reading,
+                                              escalated=rec.picked is None)
         notes = [*notes, *(note for note in (recorded, name_note) if note)]
         from hpcds1mpi.decide.given_program import program_arguments_note
 

@@ -957,3 +957,20 @@ def test_a_bundle_in_a_folder_named_with_bytes_that_are_not_utf8_answers(fake_cl
     result = fake_cli("--model", str(model_dir), "--workload", "gemm", "--size", "2048")
     assert result.exit_code == 0, result.output
     assert "gemm" in result.output
+
+
+def test_a_job_not_escalated_reads_no_calibration_levels(fake_cli, tmp_path, monkeypatch):
+    """A picked layout's script runs the program itself: the calibration sweep's reading
+    options (from the bundle's levels) are not made, and given ones are said unused (as the
+    service does)."""
+    from hpcds1mpi.decide import calibration_sweep
+
+    monkeypatch.setattr(calibration_sweep, "calibration_measurement",
+                        lambda *a: pytest.fail("the calibration reading options were made"))
+    out = tmp_path / "job.sh"
+    result = fake_cli("--workload", "gemm", "--size", "13000", "--device", "gpu",
+                      "--emit", "slurm", "-o", str(out), "--program", "./gemm --n {size}",
+                      "--time-regex", "t=([0-9.]+)")
+    assert result.exit_code == 0, result.output
+    assert "apply to a calibration sweep only; this job was not escalated" in result.stderr
+    assert "t=([0-9.]+)" not in out.read_text()
