@@ -54,16 +54,14 @@ def report_lines(result, out: str, objective: str, other_model: str = "",
     lines += [f"  front: {point['label']}  {point['runtime_s']:.4g} s  "
               f"{point['energy_j']:.4g} {joules}" for point in result.front]
     ok_runs = sum(1 for t in result.trials if t.status == "ok")
-    if other_model and ok_runs < MIN_OK_RUNS:  # train would refuse so few (s38 tester F8)
+    if other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
+        train = f"`hpcds1mpi train --telemetry {word} --out DIR`"
+        then = (f"and a model of this machine needs at least {MIN_OK_RUNS} ok runs ({ok_runs} "
+                f"here): tune again into {shown} with a larger --budget, or sweep this machine, "
+                f"then {train}" if ok_runs < MIN_OK_RUNS  # train refuses so few (s38 tester F8)
+                else f"so make a model of this machine: {train}")
         lines.append(f"every run is in {shown}; {shown_path(other_model)} is of other "
-                     f"hardware, and a model of this machine needs at least {MIN_OK_RUNS} ok "
-                     f"runs ({ok_runs} here): tune again into {shown} with a larger --budget, "
-                     f"or sweep this machine, then `hpcds1mpi train --telemetry {word} --out "
-                     "DIR`")
-    elif other_model:  # learn refuses another machine's runs (s30 tester L: told, then refused)
-        lines.append(f"every run is in {shown}; {shown_path(other_model)} is of other hardware, "
-                     f"so make a model of this machine: `hpcds1mpi train --telemetry {word} "
-                     "--out DIR`")
+                     f"hardware, {then}")
     else:
         model = shell_word(model_dir) if model_dir else "DIR"
         lines.append(f"every run is in {shown}; add them to the model with "

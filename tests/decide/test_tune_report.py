@@ -55,6 +55,10 @@ def test_too_few_runs_for_a_model_are_not_sent_to_train():
     result = _result(START, [_trial(), _trial(), _trial("failed", float("nan")), _trial()])
     line = report_lines(result, "t.h5", "time", other_model="elk-model")[0][-1]
     assert "needs at least 4 ok runs (3 here)" in line and "larger --budget" in line
+    assert line == ("every run is in t.h5; elk-model is of other hardware, and a model of this "
+                    "machine needs at least 4 ok runs (3 here): tune again into t.h5 with a "
+                    "larger --budget, or sweep this machine, then `hpcds1mpi train --telemetry "
+                    "t.h5 --out DIR`")
 
 
 def test_a_failed_start_is_said_failed_not_nan():
