@@ -280,7 +280,8 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
 
     def run(config: Configuration, gain: float) -> Trial:
         nonlocal best
-        tried.add(space.index(config))
+        position = space.index(config)  # its row in every per-candidate array
+        tried.add(position)
         row = evaluate(config)
         status = str(row.get("status", "failed"))
         value = objective_value(row, objective) if status == "ok" else float("nan")
@@ -296,14 +297,14 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             if math.isfinite(trial.noise) and trial.noise > 0:
                 noises.append(trial.noise)
             if predictions is not None:
-                p = predictions.value[space.index(config)]
+                p = predictions.value[position]
                 if math.isfinite(p) and p > 0:
                     ratios.append(math.log(value / p))
                     ratio_nodes.append(config.nodes)
                 failing = predictions.failing
                 if guide is not None and failing is not None and \
-                        failing[space.index(config)] and not feasible[space.index(config)]:
-                    say(failure_disproved_note(config, float(fail_prob[space.index(config)])))
+                        failing[position] and not feasible[position]:
+                    say(failure_disproved_note(config, float(fail_prob[position])))
                     feasible[failing] = True
                     fail_prob[:] = 0.0
         if best is None:

@@ -430,6 +430,24 @@ def test_a_run_ok_where_the_model_predicted_a_failure_sets_its_failure_verdicts_
     assert "N1xR1xT1-cpu-fp64" in calls and result.best == Configuration(1, 1, 1)
 
 
+def test_a_run_looks_its_configuration_up_in_the_space_once(monkeypatch):
+    """The run's row in the per-candidate arrays is found once, not once per array (it was
+    up to five times a run)."""
+    space = _space(cores=2)
+    start = Configuration(1, 2, 1)
+    table = {start.label(): 8.5, "N1xR1xT2-cpu-fp64": 7.9, "N1xR1xT1-cpu-fp64": 0.58}
+    preds = _failing_everywhere(space, table)
+    preds.feasible[space.index(Configuration(1, 1, 2))] = True
+    preds.failing[space.index(Configuration(1, 1, 2))] = False
+    looked, index = [], space.index
+    monkeypatch.setattr(space, "index", lambda config: looked.append(config) or index(config))
+    lines, calls = [], []
+    system2.tune(space, start, _table_evaluator(table, calls), predictions=preds,
+                 log=lines.append)
+    assert any("ran ok where the model predicted it fails" in line for line in lines)
+    assert len(looked) == len(calls)  # model-guided: no neighbour lists looked up
+
+
 def test_the_stop_names_what_the_model_ruled_out_and_was_not_run():
     """s39 tester B4 (memhog 640): stopped without trying 2 ranks x 1 thread, predicted to
     fail, never failed, the fastest; unsaid."""
