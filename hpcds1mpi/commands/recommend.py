@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
+from hpcds1mpi.commands.recommend_reading import calibration_reading, reading_options
 from hpcds1mpi.config import FAILURE_STATUSES
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch.sweep_step import READING_KEYS
 from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_SIZE
 from hpcds1mpi.schemas.numbers import COUNT, JOULES, SECONDS, SIZE, BoundedFloat
 from hpcds1mpi.schemas.paths import BUNDLE_IS_CODE, NonEmptyPath
@@ -83,52 +83,6 @@ def _read_history(path: str):
     for line in dropped_jobs_said(notes):
         click.echo(f"history: {line.strip()}", err=True)
     return table
-
-
-#: The sweep's options for reading a program, taken as they are: a calibration sweep of the
-#: program must read it as its earlier sweep did (their keys as the telemetry records them:
-#: ``launch.sweep_step.READING_KEYS``, ``--fail-regex`` included).
-READING_OPTIONS = tuple("--" + key.replace("_", "-") for key in READING_KEYS)
-
-
-def _reading_options(func):
-    """Add :data:`READING_OPTIONS` to ``func`` with the sweep's declarations and help text."""
-    from hpcds1mpi.commands.sweep import command as sweep
-
-    by_flag = {opt: p for p in sweep.params for opt in getattr(p, "opts", ())}
-    for flag in reversed(READING_OPTIONS):
-        param = by_flag[flag]
-        func = click.option(*param.opts, param.name, default=None,
-                            help=f"Calibration sweep of --program: "
-                                 f"{param.help.replace('--command', '--program')} (default: as "
-                                 "the model's bundle recorded it)")(func)
-    return func
-
-
-def _calibration_reading(bundle, workload: str, program, given: dict, escalated: bool):
-    """The reading options of a calibration sweep of ``program`` and the notes about them
-    (:func:`~hpcds1mpi.decide.calibration_sweep.calibration_measurement`); ({}, []) for a
-    kernel; none, given ones said unused, where not ``escalated`` (the script runs the program
-    itself). Given without --program: refused in one line; with it: checked all the same."""
-    used = [f"--{k.replace('_', '-')}" for k, v in given.items() if v is not None]
-    if program is None:
-        if used:
-            raise ConfigError(f"{', '.join(used)} applies to --program only (how a calibration "
-                              "sweep reads your program); add --program, or drop "
-                              f"{'them' if len(used) > 1 else 'it'}")
-        return {}, []
-    from hpcds1mpi.decide.calibration_sweep import READING_NOT_USED, calibration_measurement
-    from hpcds1mpi.measure.readings import Readings
-    from hpcds1mpi.measure.setup_command import check_setup
-    from hpcds1mpi.surrogates.levels import bundle_levels
-
-    Readings.of(time_regex=given["time_regex"], fom_regex=given["fom_regex"],  # checked now
-                ranks_regex=given["ranks_regex"], output_file=given["output_file"],
-                fail_regex=given["fail_regex"])
-    check_setup(given["setup"])
-    if not escalated:  # the bundle's levels file is read only for a calibration sweep
-        return {}, [READING_NOT_USED] if used else []
-    return calibration_measurement(bundle_levels(bundle, workload), given)
 
 
 def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float,
@@ -211,7 +165,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               # a wrong result is no placement failure: another partition would not fix it
               type=click.Choice(sorted(FAILURE_STATUSES - {"wrong"})),
               help="Kind of failure for --record-failure.")
-@_reading_options
+@reading_options
 def command(workload, size, cluster_file, partitions, objective, max_nodes, deadline,
             energy_budget, device, emit, script_path, force, program, job_name, job_output, exclusive,
             as_json, model_dir, history_path, job_table, user, time_limit, walltime_coverage,
@@ -350,8 +304,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         from hpcds1mpi.decide.recommendation import script_program
 
         program, recorded = script_program(rec, program)
-        measure, notes = _calibration_reading(bundle, workload, program, reading,
-                                              escalated=rec.picked is None)
+        measure, notes = calibration_reading(bundle, workload, program, reading,
+                                             escalated=rec.picked is None)
         notes = [*notes, *(note for note in (recorded, name_note) if note)]
         from hpcds1mpi.decide.given_program import program_arguments_note
 
@@ -410,6 +364,7 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
     import json
 
     from hpcds1mpi.decide.recommendation import format_table, to_dict
+    from hpcds1mpi.measure.printable import printable
 
     say = functools.partial(click.echo, err=script_to_stdout)
     if as_json:
@@ -445,6 +400,7 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
                     f"({script_time:.0f} s)")
         if script_path:
             kind = "calibration sweep" if rec.picked is None else f"{emit} script"
-            say(f"\nwrote {kind} to {script_path}")
+            # a name with a newline or terminal escape shown escaped, as other commands do
+            say(f"\nwrote {kind} to {printable(script_path)}")
     if script_to_stdout:
         click.echo(script, nl=False)

@@ -974,3 +974,16 @@ def test_a_job_not_escalated_reads_no_calibration_levels(fake_cli, tmp_path, mon
     assert result.exit_code == 0, result.output
     assert "apply to a calibration sweep only; this job was not escalated" in result.stderr
     assert "t=([0-9.]+)" not in out.read_text()
+
+
+def test_the_wrote_line_shows_a_file_name_with_a_newline_or_escape_escaped(fake_cli, tmp_path):
+    """s39 tester D11: `recommend -o FILE` printed a name with a newline or a terminal escape
+    raw (the line broken, the terminal recoloured); other commands' "wrote" lines escape it."""
+    out = tmp_path / "job\nx\x1b[31m.sh"
+    result = fake_cli("--workload", "gemm", "--size", "13000", "--device", "gpu",
+                      "--emit", "slurm", "-o", str(out), "--program", "./gemm --n {size}")
+    assert result.exit_code == 0, result.output
+    assert out.exists()  # the file itself has the name given
+    [line] = [ln for ln in result.output.splitlines() if ln.startswith("wrote ")]
+    assert line == f"wrote slurm script to {tmp_path}/job\\nx\\x1b[31m.sh"
+    assert "\x1b" not in result.output
