@@ -424,7 +424,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     swept = getattr(rec.program_levels, "measured_with", None) or {}  # the script repeats them
     size_note = size_not_given_note(program, rec.size, rec.program_command,
                                     carried_by=(swept.get("setup"), swept.get("workdir")))
-    notes = [*notes, *run.notes, *([size_note] if size_note else [])]
+    # why it is not auto, as the calibration script says why it escalated (s40 tester B11)
+    why = [f"verdict {rec.verdict.verdict}: {reason}" for reason in rec.verdict.reasons]
+    notes = [*why, *notes, *run.notes, *([size_note] if size_note else [])]
     return scripts.render(job, scheduler, default_queue=default_queue,
                           notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint,
                           setup=run.setup, inputs=run.inputs)

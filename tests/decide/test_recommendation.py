@@ -303,3 +303,22 @@ def test_a_calibration_on_trained_hardware_under_another_name_says_so(workload, 
     header = next(line for line in res.out.splitlines() if line.startswith("Calibration"))
     assert "not trained on" not in header
     assert "standard has local's hardware under another name" in header
+
+
+def test_the_script_of_a_pick_that_is_not_auto_says_why():
+    """s40 tester B11: the script of an extrapolated pick said only "verdict confirm"; the
+    answer's reasons (a size beyond the measured range) were in the table, not the script."""
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"), objective="time")
+    script = emit_script(rec, "slurm", None)
+    assert rec.verdict.verdict == "confirm" and rec.verdict.reasons  # a precision never measured
+    for reason in rec.verdict.reasons:
+        assert f"# note: verdict confirm: {reason}\n" in script
+    rec.verdict.verdict, rec.verdict.reasons = "auto", []
+    assert emit_script(rec, "slurm", None).count("verdict ") == 1  # the summary's only
+    rec.verdict.verdict = "confirm"
+    rec.verdict.reasons = ["size 1024 is 1.5x beyond the measured range 100–700 "
+                           "(extrapolation)"]
+    for scheduler in ("slurm", "pbs"):
+        script = emit_script(rec, scheduler, None)
+        assert ("# note: verdict confirm: size 1024 is 1.5x beyond the measured range "
+                "100–700 (extrapolation)\n") in script
