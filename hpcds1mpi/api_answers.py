@@ -142,7 +142,8 @@ class Recommendation:
             scheduler: ``slurm`` or ``pbs``.
             program: the command to run: a command line (``"./app {size}"``), a path, a
                 list of its arguments, or None: the workload's kernel, or the command a
-                program's sweep ran (recorded in the model).
+                program's sweep ran (recorded in the model). One that is not a measured
+                command makes :attr:`verdict` at most ``confirm``, said in :attr:`reasons`.
         """
         from hpcds1mpi.decide.recommendation import (default_queue_note, emit_script,
                                                      script_program)
@@ -150,7 +151,12 @@ class Recommendation:
 
         if scheduler not in ("slurm", "pbs"):
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
-        program, recorded = script_program(self.raw, program_argument(program))
+        from hpcds1mpi.decide.unmeasured_command import judge_given_program
+
+        program = program_argument(program)
+        if judge_given_program(self.raw, program):  # not the measured command (s40 tester B3)
+            self.verdict, self.reasons = self.raw.verdict.verdict, list(self.raw.verdict.reasons)
+        program, recorded = script_program(self.raw, program)
         notes = [recorded] if recorded else []
         if self.this_machine:
             notes.append(default_queue_note(self.raw, scheduler))

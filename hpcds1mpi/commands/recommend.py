@@ -269,7 +269,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         constraints=Constraints(max_nodes=max_nodes, deadline_s=deadline,
                                 energy_budget_j=energy_budget),
         history=history, model_dir=model_dir or DEFAULT_MODEL, device=device,
-        program_precisions=program_precisions(program))
+        program_precisions=program_precisions(program), program=program)
     # said with the listing (table and --json) and in the script alike
     precision_note = rec.calibration_steps and program_precision_note(
         program).removeprefix("note: ")

@@ -42,6 +42,7 @@ from hpcds1mpi.decide.asked_problem import asked_problem
 from hpcds1mpi.decide.recommendation import escalation_places, format_time
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
+from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch import directives as directives_mod
@@ -372,6 +373,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     model_dir=model_dir, device=device)
     verdict = rec.verdict.as_dict()  # recommend's "see the lines below" are its places' own
     verdict["reasons"] += escalation_places(rec)
+    unmeasured = judge_launch(launch, command, label, job_folder)  # s40 tester B5, B10
+    if unmeasured:  # another program or deck: not auto, and its time limit is not cut
+        confirm_unmeasured(verdict, unmeasured)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)
@@ -404,8 +408,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if repeats:  # several launches: one launch's limit would kill the job
         notes.append(repeats)
         basis = "kept from the script: it launches more than once, see the note"
+    elif unmeasured:
+        basis = "kept from the script: it runs another command than the measured one"
+    keep_time = bool(repeats or unmeasured)  # either way the script's own limit is kept
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
-        cfg, rec.picked.label, script.time_s if repeats else one_launch, walltime_basis=basis),
+        cfg, rec.picked.label, script.time_s if keep_time else one_launch, walltime_basis=basis),
         ch.scores.cols)
     if row != ch.index:  # the verdict's reasons then speak of the layout shown
         reasons_for_shown(advice, Side(ch.config(ch.index), "").text())
@@ -413,7 +420,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     queue = picked_part.slurm_partition or picked_part.name
     layout = Layout(cfg.nodes, cfg.ranks_per_node, cfg.threads,
                     cfg.ranks_per_node if cfg.device == "gpu" else 0,
-                    None if repeats else one_launch,
+                    None if keep_time else one_launch,
                     # the queue where it differs from the script's, or where the script names
                     # none and the pick is not the default partition it was read on
                     queue if (queue != script.partition if script.partition

@@ -31,6 +31,7 @@ from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
 from hpcds1mpi.decide.trained_hardware import (cpu_differs, gpu_not_compared,
                                                matching_partition, trained_partitions)
+from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
@@ -99,7 +100,8 @@ def recommend(bundle, workload: str, size: int,
               objective: str = "time", constraints: s1.Constraints | None = None,
               history: FailureHistory | None = None, model_dir=None,
               device: str | None = None,
-              program_precisions: tuple[str, ...] | None = None) -> Recommendation:
+              program_precisions: tuple[str, ...] | None = None,
+              program=None) -> Recommendation:
     """Compare every allowed partition and pick one, or escalate.
 
     Args:
@@ -114,6 +116,9 @@ def recommend(bundle, workload: str, size: int,
         program_precisions: the precisions the calibration sweep's command can run
             (:func:`~hpcds1mpi.launch.program.program_precisions`; None: any): its steps are
             chosen among them (s33 tester D10: 4 steps listed, 2 run).
+        program: the command the job runs (``--program``; None: the measured one): where it
+            is not a measured command the verdict is at most ``confirm``, said why
+            (:func:`~hpcds1mpi.decide.unmeasured_command.judge_given_program`).
     """
     prep = prepare(bundle, workload, size, places, objective=objective,
                    constraints=constraints, history=history, model_dir=model_dir,
@@ -124,7 +129,9 @@ def recommend(bundle, workload: str, size: int,
     # The guard judges the job where it would run (or the first familiar partition).
     verdict = guard_mod.judge(bundle, workload, size, judged.partition, prep.calibration,
                               prep.ref, confidence)
-    return conclude(prep, verdict, program_precisions=program_precisions)
+    rec = conclude(prep, verdict, program_precisions=program_precisions)
+    judge_given_program(rec, program)  # another program or deck: not auto (s40 tester B3)
+    return rec
 
 
 def choose_places(prep: Prepared, scores: s1.Scores | None) -> tuple[Place, float | None]:

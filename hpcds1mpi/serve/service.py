@@ -274,9 +274,12 @@ class Service(AnswerCache):
             default_queue_note, emit_script, no_calibration, script_program, to_dict,
             unmet_constraints)
 
+        from hpcds1mpi.decide.unmeasured_command import judge_given_program
+
         unmet = unmet_constraints(rec)
         if unmet:
             raise ConfigError(unmet)
+        judge_given_program(rec, req.program)  # another program or deck: not auto (s40 B3)
         data = to_dict(rec)
         data["runtime"] = runtime_note(self.bundle, req.workload)  # as `recommend --json` says
         if req.emit:  # a script that cannot be written (a job name the scheduler would

@@ -1,0 +1,125 @@
+"""A job whose command is not the one its workload's runs measured.
+
+A bundle's predictions for a program are for the command line(s) its runs ran under that label
+(recorded with it: :attr:`~hpcds1mpi.surrogates.levels.MeasuredLevels.command`). A job that
+runs another program under the label, another file of the program's name, or the program with
+other arguments (another input deck) is one the model never measured: the measured runs'
+interval and confidence are another command's (s40 tester B3: ``fall`` asked as ``grow`` ran
+4-8x below the "measured" interval). So its verdict is at most ``confirm``, with the
+difference as its reason, in every answer that carries the verdict (text, JSON, API, service,
+script), and no time limit of the user's is cut from it (s40 tester B5, B10).
+
+A placeholder's value is any value (``-nk 2`` where the measured line has ``-nk {ranks}``),
+a wrapper before the program is skipped, and a program file is compared only where both
+files can be read here (a path this machine lacks says nothing).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem
+
+#: The verdict's check name for this one.
+CHECK = "command"
+
+
+def command_difference(words: list[str], command: str | None, cwd: str | None = None,
+                       stdin: str = "") -> str:
+    """How the command ``words`` (its program among them) differs from the measured
+    ``command``, one phrase: another program, another file of the program's name (a relative
+    path read from ``cwd``, default here), or other arguments (or a standard input); "" where
+    it runs the measured command or either is unknown."""
+    from hpcds1mpi.decide.advise_launch import other_arguments
+
+    tokens = split_command(command or "")
+    words = [w for w in words if w]
+    if not tokens or not words:
+        return ""
+    measured = tokens[program_at(tokens)]
+    name = os.path.basename(measured)
+    same_name = [w for w in words if stem(w) == stem(measured)]
+    if not same_name:
+        return f"it runs {os.path.basename(words[program_at(words)])}, not {name}"
+    other = _other_file(same_name[0], measured, cwd)
+    if other:
+        return f"it runs {other}, another file than the measured {measured}"
+    said = other_arguments(words, command, stdin)
+    return f"it runs {name} with other arguments ({said})" if said else ""
+
+
+def _other_file(given: str, measured: str, cwd: str | None) -> str:
+    """``given`` as the file it names where it and the measured file are both found here and
+    are not one program; "" otherwise (a bare word is found on the job's PATH, not here)."""
+    from hpcds1mpi.launch.measured_program import same_program
+
+    if "/" not in given or not os.path.isabs(measured) or not os.path.isfile(measured):
+        return ""
+    path = given if os.path.isabs(given) else os.path.join(cwd or os.getcwd(), given)
+    if not os.path.isfile(path) or same_program(measured, path):
+        return ""
+    return os.path.normpath(path)
+
+
+def unmeasured_reason(workload: str, command: str, difference: str) -> str:
+    """The verdict's one line for a job whose command differs from the measured one."""
+    return (f"the job's command is not the one {workload} was measured with ({command!r}): "
+            f"{difference}; the predictions, interval and confidence are that command's, not "
+            f"this job's: keep your own time limit, or measure it (sweep --command with its "
+            f"own --label)")
+
+
+def confirm_unmeasured(verdict, reason: str) -> None:
+    """``verdict`` (a :class:`~hpcds1mpi.decide.guard.Verdict` or its dict), changed in place:
+    at most ``confirm``, ``reason`` added once, its :data:`CHECK` recorded."""
+    as_dict = isinstance(verdict, dict)
+    get = verdict.get if as_dict else lambda key: getattr(verdict, key)
+    if reason in get("reasons"):
+        return
+    get("reasons").append(reason)
+    get("checks")[CHECK] = "confirm"
+    if get("verdict") == "auto":
+        if as_dict:
+            verdict["verdict"] = "confirm"
+        else:
+            verdict.verdict = "confirm"
+
+
+def measured_lines(rec) -> tuple[str, ...]:
+    """Every command line ``rec``'s workload's runs ran, the pick's first."""
+    levels = getattr(rec, "program_levels", None)
+    others = (getattr(levels, "command", None), *getattr(levels, "other_commands", ()))
+    return tuple(dict.fromkeys(c for c in (rec.program_command, *others) if c))
+
+
+def judge_given_program(rec, program, cwd: str | None = None) -> str:
+    """For a recommendation ``rec`` with a pick and a given ``program`` (``recommend
+    --program``, the service's and the API's ``program``: a command line or its words): the
+    reason it is not the measured command, with ``rec.verdict`` made at most ``confirm``
+    (:func:`confirm_unmeasured`); "" where it runs a measured line, or there is nothing to
+    compare (no pick, a kernel, no recorded command)."""
+    if program is None or rec.picked is None or not rec.program_command:
+        return ""
+    words = split_command(program) if isinstance(program, str) else [str(w) for w in program]
+    lines = measured_lines(rec)
+    differences = [command_difference(words, line, cwd) for line in lines]
+    if not differences or not all(differences):
+        return ""
+    reason = unmeasured_reason(rec.workload, lines[0], differences[0])
+    confirm_unmeasured(rec.verdict, reason)
+    return reason
+
+
+def judge_launch(launch, command: str | None, workload: str, job_folder: str | None) -> str:
+    """``advise``'s reason (or "") where a script's ``launch`` line runs another command than
+    its workload's measured ``command``: the files it names are read in ``job_folder`` (None,
+    a web request's text: none is read, a program file is not compared)."""
+    from hpcds1mpi.launch.script_placeholders import launch_words
+
+    if launch is None or not command:
+        return ""
+    words = launch_words(launch)
+    if job_folder is None:  # no file read: a same-named program is taken for the measured one
+        words = [w if "/" not in w else os.path.basename(w) for w in words[:1]] + words[1:]
+    difference = command_difference(words, str(command), job_folder, launch.stdin or "")
+    return unmeasured_reason(workload, str(command), difference) if difference else ""

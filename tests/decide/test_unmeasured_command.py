@@ -1,0 +1,153 @@
+"""A job whose command is not the one its workload measured
+(:mod:`hpcds1mpi.decide.unmeasured_command`): at most ``confirm``, said why, in recommend's
+verdict and script, the service's and the API's answers, and advise's, whose rewrite keeps
+the script's time limit (s40 tester B3, B5, B10, B11)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.decide.guard import Verdict
+from hpcds1mpi.decide.recommend import recommend
+from hpcds1mpi.decide.recommendation import emit_script
+from hpcds1mpi.decide.unmeasured_command import (CHECK, command_difference, confirm_unmeasured,
+                                                 judge_given_program)
+
+MEASURED = "./jacobi {size} 40"
+SCRIPT = """#!/bin/bash
+#SBATCH --partition=cpu
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=4
+#SBATCH --time=01:00:00
+srun {line}
+"""
+
+
+@pytest.fixture
+def program_bundle():
+    """The analytic stand-in, knowing ``myjac`` by its measured command line."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    bundle = FakeBundle(workloads=("stencil", "myjac"), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"myjac": MeasuredLevels(
+        "myjac", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2, 4), nodes=(1, 2), command=MEASURED)}
+    return bundle
+
+
+def places():
+    from tests.fake_bundle import fake_places
+
+    return fake_places("cpu")
+
+
+@pytest.mark.parametrize("words, said", [
+    ("./fall {size} 40", "it runs fall, not jacobi"),  # another program under the label
+    ("./jacobi {size} 40 extra-deck.in", "it runs jacobi with other arguments (adds "
+                                         "'extra-deck.in')"),  # another input deck
+    ("./jacobi 1024 80", "it runs jacobi with other arguments ('80' where it has '40')"),
+    ("./jacobi 1024 40", ""),  # a placeholder's value is any value
+    ("./jacobi {size} 40", ""),
+    ("env OMP_NUM_THREADS=1 ./jacobi 7 40", ""),  # past a wrapper
+])
+def test_how_a_command_differs_from_the_measured_one(words, said):
+    assert command_difference(words.split(), MEASURED) == said
+
+
+def test_another_file_of_the_programs_name_differs_and_the_same_file_does_not(tmp_path):
+    """s40 tester B10: `other/grow` (a copy of `fall`) was taken for the measured `src/grow`,
+    its name being the same."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "other").mkdir()
+    measured = tmp_path / "src" / "grow"
+    measured.write_text("#!/bin/sh\n")
+    shutil.copy(measured, tmp_path / "other" / "grow")
+    command = f"{measured} {{size}}"
+    assert command_difference([str(tmp_path / "other" / "grow"), "8000"], command) == (
+        f"it runs {tmp_path / 'other' / 'grow'}, another file than the measured {measured}")
+    assert command_difference(["src/grow", "8000"], command, cwd=str(tmp_path)) == ""
+    os.symlink(measured, tmp_path / "other" / "grow2")
+    os.replace(tmp_path / "other" / "grow2", tmp_path / "other" / "grow")  # a link to it
+    assert command_difference([str(tmp_path / "other" / "grow"), "8000"], command) == ""
+    assert command_difference(["grow", "8000"], command) == ""  # a bare word: the job's PATH
+
+
+def test_the_verdict_is_at_most_confirm_with_the_reason_once():
+    verdict = Verdict("auto", [], {})
+    confirm_unmeasured(verdict, "why")
+    confirm_unmeasured(verdict, "why")
+    assert (verdict.verdict, verdict.reasons, verdict.checks) == ("confirm", ["why"],
+                                                                  {CHECK: "confirm"})
+    escalated = {"verdict": "escalate", "reasons": [], "checks": {}}
+    confirm_unmeasured(escalated, "why")
+    assert escalated["verdict"] == "escalate" and escalated["reasons"] == ["why"]
+
+
+@pytest.mark.parametrize("program, verdict", [
+    (None, "auto"), (MEASURED, "auto"), ("./jacobi 512 40", "auto"),
+    ("./jacobi {size} 40 extra-deck.in", "confirm"), ("./fall {size}", "confirm")])
+def test_recommend_of_another_command_is_not_auto_and_its_script_says_why(
+        program_bundle, program, verdict):
+    """s40 tester B3: `recommend --program "fall {size}"` of the grow model answered
+    "measured", confidence 0.83, verdict auto; the mismatch only a note under --emit, and
+    the script's comment said "verdict auto" (B11: the script never says why)."""
+    rec = recommend(program_bundle, "myjac", 1024, places(), program=program)
+    assert rec.verdict.verdict == verdict
+    reasons = [r for r in rec.verdict.reasons if r.startswith("the job's command is not")]
+    assert len(reasons) == (verdict == "confirm")
+    script = emit_script(rec, "slurm", program or MEASURED)
+    assert f"verdict {verdict}" in script
+    if reasons:
+        assert f"# note: verdict confirm: {reasons[0]}" in script
+        assert f"measured with ({MEASURED!r})" in reasons[0]
+
+
+def test_a_given_program_is_judged_once_and_never_without_a_pick(program_bundle):
+    rec = recommend(program_bundle, "myjac", 1024, places(), program="./fall {size}")
+    assert judge_given_program(rec, "./fall {size}") != ""
+    assert len(rec.verdict.reasons) == 1  # not twice (the service judges its answer again)
+    kernel = recommend(program_bundle, "stencil", 128, places(), program="./fall {size}")
+    assert not kernel.program_command and judge_given_program(kernel, "./fall 1") == ""
+
+
+@pytest.mark.parametrize("line, verdict, time", [
+    ("./jacobi 1024 40", "auto", "00:01:00"),  # the measured command: cut to its prediction
+    ("./jacobi 1024 40 --iterations 1000", "confirm", "01:00:00"),  # another deck: kept
+    ("./fall 1024 40", "confirm", "01:00:00")])
+def test_advise_of_another_command_keeps_the_scripts_time_limit(program_bundle, line, verdict,
+                                                                time):
+    """s40 tester B5: `advise --rewrite` of `grow 8000 --iterations 1000` cut the 10 min limit
+    to 1 min from the measured deck's prediction, verdict auto 0.83."""
+    a = advise(SCRIPT.format(line=line), program_bundle, places(), workload="myjac", size=1024)
+    assert a.verdict["verdict"] == verdict
+    assert f"#SBATCH --time={time}\n" in a.rewritten
+    if verdict == "confirm":
+        assert any(r.startswith("the job's command is not the one myjac was measured with")
+                   for r in a.verdict["reasons"])
+        assert a.recommended.walltime_s == 3600
+        assert "another command than the measured one" in a.recommended.walltime_basis
+
+
+def test_the_service_and_the_api_answer_the_same_verdict(program_bundle, tmp_path):
+    """s40 tester B5: `POST /v1/recommend` with another program answered auto, 0.83."""
+    from hpcds1mpi.api_answers import Recommendation as Answer
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+
+    service = Service(None, None, tmp_path)
+    rec = recommend(program_bundle, "myjac", 1024, places())
+    req = RecommendRequest(workload="myjac", size=1024, program="./fall {size}")
+    data = service._respond(req, rec)
+    assert data["verdict"]["verdict"] == "confirm"
+    assert data["verdict"]["reasons"][-1].startswith("the job's command is not the one myjac")
+    rec = recommend(program_bundle, "myjac", 1024, places())
+    answer = Answer("myjac", 1024, "time", None, None, False, rec.verdict.verdict,
+                    list(rec.verdict.reasons), [], [], [], {}, "modelled", raw=rec)
+    script = answer.script("slurm", ["./fall", "{size}"])
+    assert answer.verdict == "confirm" and "# note: verdict confirm: the job's command" in script
+    assert answer.reasons == rec.verdict.reasons
