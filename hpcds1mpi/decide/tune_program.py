@@ -92,6 +92,8 @@ def model_place(bundle, workload: str, program: str, workdir: str | None, setup:
     levels = bundle_levels(bundle, workload)
     if levels is None or not levels.external:
         return workdir, setup
+    if said := other_command(levels, program):  # s40 tester B8: said before any run
+        log(said)
     used_workdir, used_setup, taken, differ = swept_place(levels, workdir, setup)
     if "--setup" in taken:
         # A recorded setup is shell code from the bundle, matched to this program by its label
@@ -117,3 +119,21 @@ def model_place(bundle, workload: str, program: str, workdir: str | None, setup:
                 "its command's relative paths were read; they are read here: run tune there, "
                 f"or give --workdir {levels.swept_in}")
     return used_workdir or None, used_setup or None
+
+
+def other_command(levels, program: str) -> str:
+    """One line where ``program`` is not a command ``levels``' runs ran
+    (:func:`~hpcds1mpi.decide.unmeasured_command.command_difference`): tune starts from, and
+    compares with, that command's predictions, and learning its runs into the model would
+    pool two programs under one label, whose "measured" answers then mix both (s40 tester
+    B8); "" where it is one of them."""
+    from hpcds1mpi.decide.unmeasured_command import command_difference
+
+    lines = [line for line in (levels.command, *levels.other_commands) if line]
+    differences = [command_difference(program_tokens(program), line) for line in lines]
+    if not differences or not all(differences):
+        return ""
+    return (f"--program is not the command the model measured as {levels.workload} "
+            f"({lines[0]!r}): {differences[0]}; its start and the predictions are that "
+            f"command's, and learning these runs into the model would pool the two under one "
+            f"label: give --label a new name (then train on the runs) to keep them apart")
