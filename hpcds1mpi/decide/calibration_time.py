@@ -24,6 +24,21 @@ class PredictedStep(CalibrationStep):
 
     runtime_hi: float = float("nan")
 
+    @property
+    def timeout_s(self) -> int | None:
+        """The step's sweep ``--timeout``: its share of the job's time (its runs at the
+        model's upper runtime, start-up, the margin) where that is longer than the sweep's
+        own default, else None (the default). Without it a step predicted to run for hours
+        was killed at the default 600 s in a job budgeted for all of them (s40 tester B1)."""
+        from hpcds1mpi.launch.directives import TIME_MARGIN
+        from hpcds1mpi.schemas.sweep_defaults import KERNEL, PROGRAM
+
+        need = _need_s([self])
+        if not np.isfinite(need):
+            return None
+        share = int(np.ceil(need * TIME_MARGIN))
+        return share if share > max(KERNEL.timeout, PROGRAM.timeout) else None
+
 
 class CalibrationSteps(list):
     """A calibration's steps, in the order its script runs them, with ``left_out``: the one

@@ -242,10 +242,12 @@ class CalibrationStep:
 def calibration_step_tokens(step: Configuration, workload: str, size: int, telemetry: str,
                             program: str | Sequence[str] | None = None,
                             cluster: "Cluster | None" = None,
-                            cores: int | None = None, measure: dict | None = None) -> list[str]:
+                            cores: int | None = None, measure: dict | None = None,
+                            timeout: float | None = None) -> list[str]:
     """The command measuring one configuration in a calibration job (one step); ``cores``
     per node place an Open MPI ``mpirun``'s threads (:func:`for_script`); ``measure``: a
-    program's reading options, as its earlier sweep used them (:class:`SweepStep`).
+    program's reading options, as its earlier sweep used them (:class:`SweepStep`);
+    ``timeout``: the step sweep's ``--timeout`` (None: the sweep's default).
 
     A built-in kernel runs as ``srun ... hpcds1mpi sweep --kernel ...`` (in-process on the
     step's ranks); a user's program as ``hpcds1mpi sweep --command ...``, which launches the
@@ -253,7 +255,7 @@ def calibration_step_tokens(step: Configuration, workload: str, size: int, telem
     """
     check_value(workload, "workload", NAME)
     check_output_path(telemetry)
-    return SweepStep(workload, size, program=program, measure=measure).command(
+    return SweepStep(workload, size, program=program, measure=measure, timeout=timeout).command(
         step, for_script("slurm", cluster, cores), telemetry)
 
 
@@ -298,7 +300,7 @@ def _program_steps(steps: Sequence[CalibrationStep], program) -> list[Calibratio
                 f"measured at {allowed[0]}: the command takes no {{precision}}"
         if config.label() not in seen:
             seen.add(config.label())
-            kept.append(CalibrationStep(config, reason))
+            kept.append(replace(step, config=config, reason=reason))  # its runtime kept
     return kept
 
 
@@ -382,7 +384,8 @@ def render_calibration(steps: Sequence[CalibrationStep], partition: "Partition",
     for step in steps:
         check_fits(step.config, partition)
         tokens = calibration_step_tokens(step.config, workload, size, telemetry, program,
-                                         cluster, partition.cores_per_node, measure)
+                                         cluster, partition.cores_per_node, measure,
+                                         timeout=getattr(step, "timeout_s", None))
         env = job.launcher("slurm").environment(step.config)
         rendered_steps.append({
             "label": step.config.label(),

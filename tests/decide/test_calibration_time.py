@@ -125,3 +125,31 @@ def test_steps_beyond_the_least_go_while_the_job_would_outlast_its_budget():
     assert len(within_budget(steps(1e6), ranks, 4)) == 4  # the least, whatever they take
     unknown = within_budget(steps(float("nan")), ranks, 4)
     assert len(unknown) == 4 and "(a step has no predicted runtime;" in unknown.left_out
+
+
+def test_a_step_predicted_to_run_long_gets_a_sweep_timeout_within_the_jobs_time():
+    """s40 tester B1: a calibration at a size whose runs take hours budgeted the job for them
+    (--time of days) while each step's sweep kept its default --timeout of 600 s, so every
+    step was killed and recorded a timeout. A step's sweep now gets its share of the job's
+    time as --timeout where that is longer than the default; a quick step keeps the default,
+    for a kernel and for a program (whose steps are rebuilt at fp64 with their runtime kept)."""
+    import re
+
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import PredictedStep, calibration_time_limit
+    from hpcds1mpi.launch.scripts import render_calibration
+    from tests.launch.test_scripts import CPU
+
+    slow = [PredictedStep(Configuration(1, 1, 1), "widest", 5000.0),
+            PredictedStep(Configuration(1, 2, 1, precision="fp32"), "ranks", 2000.0)]
+    quick = [PredictedStep(Configuration(1, 1, 1), "widest", 1.0)]
+    for program in (None, "./app {size}"):
+        limit, _ = calibration_time_limit(slow, {})
+        text = render_calibration(slow, CPU, "stencil" if program is None else "app", 64,
+                                  program=program, time_limit=limit)
+        timeouts = [float(t) for t in re.findall(r"--timeout (\d+)", text)]
+        assert len(timeouts) == 2 and all(t > 6 * 2000.0 for t in timeouts), text
+        assert sum(timeouts) <= limit, (timeouts, limit)
+        text = render_calibration(quick, CPU, "stencil" if program is None else "app", 64,
+                                  program=program, time_limit=600)
+        assert "--timeout" not in text, text
