@@ -146,6 +146,20 @@ def failure_probability(sizes: np.ndarray, failing: np.ndarray, size: float) -> 
     return float(failing[lo] + way * (failing[hi] - failing[lo]))
 
 
+def undecided(cols: dict) -> np.ndarray:
+    """Candidates predicted to fail only from their own runs on both sides of the question's
+    size — ok at a size and failed at another —, with a failure probability below 1: where
+    the size it starts to fail lies is not known, so measuring them at this size tells.
+    Before, a job all of whose layouts were such got "no allowed partition can run this job;
+    relax the constraints" and no calibration (s40 tester B6, B12)."""
+    n = len(np.asarray(cols["nodes"]))
+    if FROM_RUNS not in cols or OK_SIZES not in cols or "reason" not in cols:
+        return np.zeros(n, dtype=bool)
+    ok_somewhere = np.asarray([bool(text) for text in cols[OK_SIZES]], dtype=bool)
+    return (np.asarray(cols["reason"]) == "fail") & np.asarray(cols[FROM_RUNS], dtype=bool) \
+        & ok_somewhere & (np.asarray(cols["fail_prob_max"], dtype=float) < 1.0)
+
+
 def _sizes_text(sizes: np.ndarray) -> str:
     return ", ".join(f"{s:g}" for s in sizes.tolist())
 

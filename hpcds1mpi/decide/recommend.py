@@ -222,6 +222,25 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
     return lines, notes
 
 
+def _failing_between_sizes(prep: Prepared) -> str:
+    """One line when every layout on the judged partition is predicted to fail only from
+    its own runs on both sides of the size (:func:`~.own_failures.undecided`), else ``""``."""
+    from hpcds1mpi.decide.own_failures import undecided
+
+    if prep.scores is None or prep.judged is None:
+        return ""
+    cols = prep.scores.cols
+    here = np.asarray(cols["partition"]) == prep.judged.partition.name
+    between = undecided(cols) & here
+    if not between.any() or (np.asarray(cols["reason"])[here] != "fail").any():
+        return ""
+    count = int(between.sum())
+    return (f"every layout is predicted to fail at size {prep.size:g}, "
+            f"{'all' if count == int(here.sum()) else count} of them only from their runs at "
+            "other sizes (ok at a smaller one, failed at a larger): where they start to fail "
+            "is not known, so a calibration measures them at this size")
+
+
 def conclude(prep: Prepared, verdict, *,
              program_precisions: tuple[str, ...] | None = None) -> Recommendation:
     """The recommendation, from the guard's ``verdict`` on ``prep.judged``; a calibration's
@@ -230,6 +249,12 @@ def conclude(prep: Prepared, verdict, *,
     picked, judged, candidates, scores = prep.picked, prep.judged, prep.candidates, prep.scores
     constraints, clusters = prep.constraints, prep.clusters
     familiar_but_impossible = picked is None and verdict.verdict != "escalate"
+    if familiar_but_impossible and (between := _failing_between_sizes(prep)):
+        # The layouts' own runs were ok at one size and failed at another: measuring them
+        # at this size says whether they run (s40 tester B6, B12).
+        verdict.verdict = "escalate"
+        verdict.reasons.append(between)
+        familiar_but_impossible = False
     if familiar_but_impossible:
         # Known job, but every configuration fails, overflows memory or misses a constraint:
         # measuring more of the same would not help, so no calibration sweep either.

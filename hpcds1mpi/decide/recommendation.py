@@ -362,8 +362,9 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         if why := no_calibration(rec):  # the specific line (memory, ...) before the generic one
             raise ConfigError(why)
         if not rec.calibration_steps or rec.calibration_partition is None:
-            raise ConfigError("nothing to run: no allowed partition can run this job; relax "
-                              "the constraints or allow another partition")
+            raise ConfigError("nothing to run: no allowed partition can run this job (recommend "
+                              "without --emit says why); relax the constraints you gave, allow "
+                              "another partition, or measure the job with hpcds1mpi sweep")
         if scheduler != "slurm":
             raise ConfigError(
                 f"no {scheduler} script: this job escalated (no settings guessed) and its "

@@ -169,3 +169,49 @@ def test_the_candidates_configuration_codes_are_computed_once_per_question(monke
     assert scores.cols["measured_failed"][_row(scores, 2, 1)]  # measured_at matched codes
     assert scores.cols["fail_from_runs"][_row(scores, 2, 1)]  # and so did own_failures
     assert len(made) == 1
+
+
+class Brittle(Pooled):
+    """A program each of whose measured layouts failed at the largest size it ran, some after
+    running ok at smaller ones; its 2 x 2 never ran (the classifier's 0.55 past 300)."""
+
+    RUNS = {(1, 1): {200: "ok", 400: "ok", 800: "failed"},
+            (1, 2): {200: "ok", 800: "timeout"},
+            (2, 1): {200: "failed", 400: "failed", 800: "failed"}}
+
+    def __init__(self):
+        super().__init__()
+        self.workloads = ("brittle",)
+        self.size_range = {"brittle": (200, 800)}
+
+    def training_frame(self) -> pd.DataFrame:
+        frame = super().training_frame()
+        frame = frame[frame["workload"] == "crashy"].copy()
+        frame["workload"] = "brittle"
+        frame["status"] = [self.RUNS[r, t].get(s) for r, t, s in
+                           zip(frame["ranks_per_node"], frame["threads"], frame["size"])]
+        return frame[frame["status"].notna()]
+
+
+def test_a_job_every_layout_is_predicted_to_fail_at_from_runs_on_both_sides_gets_a_calibration():
+    """s40 tester B6, B12: every layout predicted to fail, some only between a size they ran
+    ok at and one they failed (or timed out) at, escalated with "no allowed partition can run
+    this job" and no calibration, and --emit told the user to "relax the constraints" none had
+    given. Where the runs leave it open, the job escalates with a calibration of those layouts
+    at this size; a layout that never ran ok is not a step."""
+    from hpcds1mpi.decide.own_failures import undecided
+
+    scores = s1.score(Brittle(), "brittle", 600, [CPU], ONE_NODE)
+    assert (scores.cols["reason"] == "fail").all()
+    open_ = undecided(scores.cols)
+    assert open_[_row(scores, 1, 1)] and open_[_row(scores, 1, 2)]
+    assert not open_[_row(scores, 2, 1)] and not open_[_row(scores, 2, 2)]
+    rec = rec_mod.recommend(Brittle(), "brittle", 600, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    assert any("every layout is predicted to fail at size 600, 2 of them only from their runs "
+               "at other sizes" in r for r in rec.verdict.reasons), rec.verdict.reasons
+    steps = {(s.config.ranks_per_node, s.config.threads) for s in rec.calibration_steps}
+    assert steps and steps <= {(1, 1), (1, 2)}, steps
+    # beyond every run, each layout's nearest run failed: nothing to calibrate, as before
+    rec = rec_mod.recommend(Brittle(), "brittle", 1600, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked is None and not rec.calibration_steps
