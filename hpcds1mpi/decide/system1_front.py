@@ -45,14 +45,17 @@ def knee(x: np.ndarray, y: np.ndarray) -> int:
     """Position (in the given arrays) of the knee of a front sorted by x.
 
     In log units normalised to [0, 1] per objective, the knee is the point farthest below the
-    chord joining the front's two ends; fronts of one or two points take the point with the
-    smallest normalised sum.
+    chord joining the front's two ends. A front of one or two points has no knee: it takes
+    the point with the smallest x times y (the smaller log sum, unnormalised), the end whose
+    relative gain in one objective outweighs its relative loss in the other. Normalised, two
+    points always read (0, 1) and (1, 0), a tie the first (fastest) took: 1.4 % faster for
+    75 % more energy (s40 tester D5).
     """
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
+    if len(lx) <= 2:
+        return int(np.argmin(lx + ly))
     span_x = (lx.max() - lx.min()) or 1.0
     span_y = (ly.max() - ly.min()) or 1.0
     nx, ny = (lx - lx.min()) / span_x, (ly - ly.min()) / span_y
-    if len(nx) <= 2:
-        return int(np.argmin(nx + ny))
     # Chord from (0, 1) (fastest end) to (1, 0) (cheapest end): distance ∝ 1 - nx - ny.
     return int(np.argmax(1.0 - nx - ny))

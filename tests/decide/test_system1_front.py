@@ -20,3 +20,13 @@ def test_the_knee_is_the_point_farthest_below_the_chord():
     assert system1_front.knee(x[:2], y[:2]) in (0, 1)
     front = system1_front.pareto_front_2d(np.array([1.0, 2.0, 3.0]), np.array([3.0, 1.0, 2.0]))
     assert front.tolist() == [0, 1]
+
+
+def test_a_two_point_front_takes_the_end_whose_gain_outweighs_its_loss():
+    """s40 tester D5: myapp2 at 1500, 2 x 2 at 108 ms and 1.67 J against 1 x 1 at 110 ms and
+    0.951 J: balanced took the fastest end (75 % more energy for 1.4 % speed) on every
+    two-point front, the normalised sums tying."""
+    x, y = np.array([0.10797, 0.10953]), np.array([1.665, 0.951])
+    assert system1_front.knee(x, y) == 1
+    assert system1_front.knee(np.array([0.05, 0.10953]), np.array([1.0, 0.951])) == 0
+    assert system1_front.knee(x[:1], y[:1]) == 0
