@@ -20,6 +20,7 @@ configurations were measured to grow on the same hardware, the least of them
 from __future__ import annotations
 
 import math
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -50,6 +51,7 @@ class Edge(NamedTuple):
     sizes: np.ndarray  # how many sizes it ran ok at
     floor: np.ndarray  # (log) above: no faster than this (least_growth); below: the run
     spread: np.ndarray  # (rows, 2) the least and largest log runtime of its runs there
+    power: np.ndarray  # (rows, 2) the least and largest log average power of its sizes (NaN)
 
 
 def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: float,
@@ -78,6 +80,7 @@ def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: 
     found = pos[at, rows]
     energies = measured.energies.get(key)
     log_energy = energies[found] if energies is not None else np.full(len(rows), np.nan)
+    power = _power_range(energies, values, pos[:, rows], ran[:, rows])
     small_end, large_end = measured.growths.get(key, (np.full(3, math.nan),) * 2)
     growth = np.where(above[:, None], large_end[None, :], small_end[None, :])
     # nothing measured at two sizes: in proportion to the size, anywhere from flat to steepest
@@ -90,7 +93,20 @@ def own_edges(measured: NeighbourRuntimes, workload: str, partition: str, size: 
     spread = spreads[0][found, 1:] if spreads is not None else \
         np.stack([values[found]] * 2, axis=1)
     return Edge(rows, above, edge_size, values[found], log_energy, growth,
-                ran[:, rows].sum(axis=0), floor, spread)
+                ran[:, rows].sum(axis=0), floor, spread, power)
+
+
+def _power_range(energies: np.ndarray | None, values: np.ndarray, pos: np.ndarray,
+                 ran: np.ndarray) -> np.ndarray:
+    """``(rows, 2)``: the least and largest mean log average power (log energy - log
+    runtime) of each row's runs over the sizes it ran ok at (``pos``/``ran``: ``(sizes,
+    rows)``, :func:`own_edges`'s), NaN where none had an energy."""
+    if energies is None:
+        return np.full((ran.shape[1], 2), np.nan)
+    power = np.where(ran, energies[pos] - values[pos], np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a row without any energy
+        return np.stack([np.nanmin(power, axis=0), np.nanmax(power, axis=0)], axis=1)
 
 
 def least_growth(group: tuple, edge: float, size: float) -> float:
@@ -177,15 +193,17 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
       end, so never below the edge run's energy (the model's power at an unmeasured size had
       fallen: CP2K's 37.8 J at 350 against 50.8 J measured at 250; and risen: Elk at 12 read
       23.4 J at its size-8 run's 1.99 s, which measured 17.0 J, s30 tester L-energy); the
-      upper end the wider of that and the model's, scaled by its runtime's factor. Where the
-      edge run has no energy, energy follows the runtime (scaled by its factor).
+      upper end the upper runtime at the most average power the configuration's runs drew
+      at any of its sizes (the model's own upper energy, scaled, read 65.8 W on a node
+      drawing at most 20 W, and fell as the size grew: s40 tester D2). Where the edge run
+      has no energy, energy follows the runtime (scaled by its factor).
 
     Below its smallest size the same, mirrored: the edge run shrunk along the median slope
     between the configurations' two smallest sizes, the interval from it shrunk along the
     steepest to it shrunk along the least (none: the run itself, a small size's fixed costs;
     stencil 40 -> 20 ran 2.8x faster, not the model's 8x: s31 tester Q7), widened by the
-    model's width; energy the edge run's power times the runtime (the low end the wider of
-    that and the model's).
+    model's width; energy the edge run's power times the runtime (the low end at the least
+    power its runs drew).
     The ceiling is not shrunk as other configurations shrank: that would make a layout
     measured elsewhere look faster on other layouts' say, the unsafe side for a pick (small
     sizes' fixed costs shrink differently per layout; s29 tester V2-3).
@@ -254,6 +272,7 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float,
     new_hi = np.where(up, np.maximum(steepest, new_point) * wide_hi,
                       np.minimum(np.maximum(least, new_point) * wide_hi, run * own_hi))
     power = np.exp(edge.log_energy - edge.log_runtime)  # NaN where the energy is unknown
+    least_power, most_power = np.exp(edge.power[:, 0]), np.exp(edge.power[:, 1])
     for side, before, after in (("j", point, new_point), ("lo", lo, new_lo),
                                 ("hi", hi, new_hi)):
         after = np.where(usable, after, before)
@@ -261,14 +280,17 @@ def _hold_to_edge(new: dict, idx: np.ndarray, edge: Edge, size: float,
             energy = new[f"energy_{side}"][idx] * (after / before)
         # The edge run's power over the runtime (s30 tester L-energy: 1.99 s, the edge run's,
         # read 23.4 J where that run measured 17.0 J): the point and the bounded end; the
-        # open end (above: the upper, below: the lower) also keeps the model's where wider.
-        measured = power * after
+        # open end (above: the upper, below: the lower) the most (least) power its runs drew
+        # at any of its sizes. The model's own end, scaled, had read 65.8 W on a node that
+        # draws at most 20 W, and more energy at 200 than at 210 or 256 (s40 tester D2).
         if side == "j":
-            energy = np.where(np.isfinite(measured), measured, energy)
+            measured = power * after
         else:
             bounded = up if side == "lo" else ~up
-            wider = np.where(up, np.fmax(energy, measured), np.fmin(energy, measured))
-            energy = np.where(bounded & np.isfinite(measured), measured, wider)
+            open_power = np.where(up, most_power, least_power)
+            measured = np.where(bounded, power, np.fmax(open_power, power)
+                                if side == "hi" else np.fmin(open_power, power)) * after
+        energy = np.where(np.isfinite(measured), measured, energy)
         new[f"runtime_{'s' if side == 'j' else side}"][idx] = after
         new[f"energy_{side}"][idx] = np.where(usable, energy, new[f"energy_{side}"][idx])
     # the point's energy may have been floored above an end's: keep lo <= point <= hi

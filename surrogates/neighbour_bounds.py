@@ -227,7 +227,8 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
     """Replace each candidate's predicted runtime by the runtimes its configuration measured at
     its own nearest sizes either side of ``size``, interpolated in log size, in place (energy
     likewise where both runs had one, else scaled by the runtime's factor; the intervals
-    widened to hold the measured pair).
+    widened to hold the measured pair, the energy's then the runtime's at the pair's least
+    and most average power).
 
     Between two measured sizes the trees are piecewise constant in every size-like feature:
     their prediction is one neighbour's leaf (s27, HPCC at N=400 predicted as N=300's 3.37 ms,
@@ -295,17 +296,20 @@ def bound_runtimes(cols: dict, measured: NeighbourRuntimes, workload: str, size:
         cols[col] = np.array(cols[col], dtype=float)  # a copy: the answer may be shared
         cols[col][idx] *= energy_factor if col.startswith("energy") else factor
     # A replaced prediction's interval is at least the measured pair: what is known between
-    # them (energy widened to its measured pair where known, else alike).
-    e_lo = np.fmin(got.log_energy_below, got.log_energy_above)
-    e_hi = np.fmax(got.log_energy_below, got.log_energy_above)
-    for end, e_end, widest, side in ((lo, e_lo, np.fmin, "lo"), (hi, e_hi, np.fmax, "hi")):
+    # them. Its energy interval, where the pair's energy is known, is that runtime interval
+    # at the least and the most average power the pair drew (so it holds the pair): the
+    # model's own energy end, scaled, had read 34 W on a node that draws at most 20 W (s40
+    # tester D2); else the model's, scaled alike.
+    power_below = got.log_energy_below - below
+    power_above = got.log_energy_above - above
+    p_lo, p_hi = np.fmin(power_below, power_above), np.fmax(power_below, power_above)
+    for end, p_end, widest, side in ((lo, p_lo, np.fmin, "lo"), (hi, p_hi, np.fmax, "hi")):
         old = cols[f"runtime_{side}"][idx]
         new = np.where(far, widest(old, np.exp(end)), old)
         energy = cols[f"energy_{side}"][idx]
         with np.errstate(invalid="ignore", divide="ignore"):
             cols[f"energy_{side}"][idx] = np.where(
-                by_energy, widest(energy, np.exp(e_end)),
-                energy * np.where(far, new / old, 1.0))
+                by_energy, new * np.exp(p_end), energy * np.where(far, new / old, 1.0))
         cols[f"runtime_{side}"][idx] = new
     _interpolate_memory(cols, idx, t, got)
     for name, values in ((BELOW, np.exp(below)), (ABOVE, np.exp(above)),

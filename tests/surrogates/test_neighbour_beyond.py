@@ -260,3 +260,20 @@ def test_the_shipped_bundles_interval_past_an_edge_holds_that_edges_own(edge, si
         assert min(bounded) >= ends[edge][0] * (1 - 1e-9), (ends[edge], bounded)
     else:  # the upper end never above it with less work
         assert max(bounded) <= ends[edge][1] * (1 + 1e-9), (ends[edge], bounded)
+
+
+@pytest.mark.parametrize("hi_watts", [10.0, 60.0, 20.0, 35.0])
+def test_beyond_the_largest_size_the_upper_energy_is_the_upper_runtime_at_its_runs_most_power(
+        hi_watts):
+    """s40 tester D2: stencil 1 x 1 x 2 fp32 at 200 read 3.32 J over a 50.5 ms upper runtime
+    (65.8 W, where its runs drew at most 18.8 W) and more than at 210 or 256: the model's
+    upper energy scaled by the runtime's factor. Now the upper runtime times the most power
+    the configuration's runs drew at any size, whatever the model said."""
+    most = max(e / t for (r, th, _), (t, e) in ELK.items() if (r, th) == (1, 1))
+    ends = []
+    for size in (10, 12, 16):
+        got = _bound(ELK, size, 1.9864, 1.9787, 3.3267, 23.4, 17.05, hi_watts * 3.3267)
+        assert got["energy_hi"] == pytest.approx(most * got["runtime_hi"])
+        assert got["energy_lo"] <= got["energy_j"] <= got["energy_hi"]
+        ends.append(got["energy_hi"])
+    assert ends == sorted(ends)  # grows with the size, as the upper runtime does

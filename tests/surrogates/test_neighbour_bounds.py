@@ -175,3 +175,20 @@ def test_the_memory_need_is_never_below_the_smaller_sizes_nor_set_without_both_r
     cols["peak_rss_mb"] = np.array([100.0, 148.7])
     nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(runs), "prog", 320.0)
     assert cols["peak_rss_mb"] == pytest.approx([149.199219, 148.7])  # 2 threads: the model's
+
+
+def test_between_two_measured_sizes_the_energy_interval_is_the_runtime_one_at_the_pairs_power():
+    """s40 tester D2: stencil 1 x 1 x 2 at 112 read energy_hi 0.208 J over a 6.08 ms upper
+    runtime (34 W on a node that draws at most 20 W; its runs at 96 and 128 drew 13.9 and
+    12.1 W): the model's upper energy, scaled, not the pair's power."""
+    runs = _runs(PW).assign(energy_j=lambda f: f["runtime_s"] * np.where(f["size"] == 24, 12.0,
+                                                                          14.0))
+    cols = _cols({1: 3.66, 2: 1.34})
+    cols["energy_hi"] = cols["energy_hi"] * 5  # the model's end: 65 W
+    cols["energy_lo"] = cols["energy_lo"] / 5
+    nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(runs), "prog", 30.0)
+    assert cols["energy_hi"] == pytest.approx(cols["runtime_hi"] * 14.0)
+    assert cols["energy_lo"] == pytest.approx(cols["runtime_lo"] * 12.0)
+    assert (cols["energy_lo"] <= cols["energy_j"]).all()
+    assert (cols["energy_j"] <= cols["energy_hi"]).all()
+
