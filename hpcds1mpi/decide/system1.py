@@ -346,7 +346,7 @@ def choose(scores: Scores, objective: str = "time",
     ranking = np.concatenate([ranking, after[np.argsort(vals[after], kind="stable")]])
     confidence, noise = pick_confidence(confidence_model, scores, index, spread, margin)
     failed = cols[FAILED_SIZES][index] if FAILED_SIZES in cols else ""
-    note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes) \
+    note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes, objective) \
         or one_size_note(cols, index, scores.size, failed) \
         or failed_near_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5

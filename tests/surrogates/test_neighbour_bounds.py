@@ -192,3 +192,25 @@ def test_between_two_measured_sizes_the_energy_interval_is_the_runtime_one_at_th
     assert (cols["energy_lo"] <= cols["energy_j"]).all()
     assert (cols["energy_j"] <= cols["energy_hi"]).all()
 
+
+def test_a_prediction_between_its_runs_is_said_below_their_interpolation_not_both_runs():
+    """s40 tester D7: "at 0.064 s, below both its runs (0.0625 s, 0.159 s)"; 0.064 s is above
+    the first: below their interpolation."""
+    cols = _cols({1: 3.66, 2: 1.34})
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", 30.0)
+    cols["runtime_s"][1] = 1.5  # as if the pick's prediction had stood
+    cols[nb.MODEL][0] = 1.2  # between 1 thread's runs (1.12 s, 2.85 s), below the 1.68 s
+    line = nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes)
+    assert "at 1.2 s, below the 1.68 s interpolated between its runs at sizes 24 and 40" in line
+    assert "both its runs" not in line
+
+
+def test_a_runtime_disagreement_is_no_reason_against_a_pick_by_another_objective():
+    """s40 tester D7: under --objective energy the lowest-energy pick got the line that a
+    faster layout was measured, and its confidence capped."""
+    cols = _cols({1: 3.66, 2: 1.34})
+    sizes = nb.bound_runtimes(cols, nb.NeighbourRuntimes.fit(_runs(PW)), "prog", 30.0)
+    cols["runtime_s"][1] = 1.5
+    assert nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes, "time")
+    for objective in ("energy", "edp", "balanced"):
+        assert nb.disagreement(cols, 1, np.array([0, 1]), 30.0, sizes, objective) == ""
