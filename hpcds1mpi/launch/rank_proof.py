@@ -55,20 +55,19 @@ def one_rank_only(program: ProgramMPI, ranks_regex: bool) -> str:
             "doing the whole job")
 
 
-def swept_one_rank_only(tokens: list[str], env: dict, launch, ranks: tuple | None,
-                        cwd: str | None, ranks_regex: bool) -> str:
-    """:func:`one_rank_only` for a sweep's command ``tokens`` under ``launch`` (``ranks``: the
+def swept_program(tokens: list[str], env: dict, launch, ranks: tuple | None,
+                  cwd: str | None) -> ProgramMPI:
+    """The MPI of the program a sweep's command ``tokens`` runs under ``launch`` (``ranks``: the
     program its ranks run, :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading, None:
-    read here), started in ``cwd``; "" where ``--ranks-regex`` is given (nothing read)."""
+    read here), started in ``cwd``: read once per sweep (``ldd``, or its interpreter asked about
+    mpi4py, up to a minute) for both :func:`unproven_ranks` and :func:`one_rank_only`."""
     from hpcds1mpi.launch.mpi_family import program_mpi
     from hpcds1mpi.launch.rank_program import rank_program
 
-    if ranks_regex:
-        return ""
+    # the program its ranks run, on their PATH, past `env X=1` (as the pre-flight reads it)
     ranks = ranks or rank_program(tokens, env, getattr(launch, "command", ""),
                                   getattr(launch, "args", ()))
-    return one_rank_only(program_mpi(*ranks, cwd) if ranks else program_mpi(tokens, env, cwd),
-                         False)
+    return program_mpi(*ranks, cwd) if ranks else program_mpi(tokens, env, cwd)
 
 
 def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> str:

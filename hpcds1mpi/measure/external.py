@@ -78,27 +78,6 @@ from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
 
-def unverified_launch(tokens: list[str], env: dict, max_ranks: int, readings,
-                      launch=None, ranks: tuple[list[str], dict] | None = None,
-                      cwd: str | None = None) -> str:
-    """A note when nothing proves that the program's ranks are one job ("" when something
-    does), or a refusal for a program known to link no MPI
-    (:func:`~hpcds1mpi.launch.rank_proof.unproven_ranks`); ``ranks``:
-    :func:`~hpcds1mpi.launch.rank_program.rank_program`'s reading of ``tokens`` under
-    ``launch`` where the caller has it (None: read here), started in ``cwd``."""
-    from hpcds1mpi.launch.mpi_family import program_mpi
-    from hpcds1mpi.launch.rank_proof import unproven_ranks
-    from hpcds1mpi.launch.rank_program import rank_program
-
-    if max_ranks <= 1 or readings.ranks is not None:
-        return ""
-    # the program its ranks run, on their PATH, past `env X=1` (as the pre-flight reads it)
-    ranks = ranks or rank_program(tokens, env, getattr(launch, "command", ""),
-                                  getattr(launch, "args", ()))
-    program = program_mpi(*ranks, cwd) if ranks else program_mpi(tokens, env, cwd)
-    return unproven_ranks(program, max_ranks, False)
-
-
 class _Terminated(BaseException):
     """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
     ``except Exception``)."""
@@ -246,7 +225,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     import socket
 
     from hpcds1mpi.launch import preflight
-    from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY, swept_one_rank_only
+    from hpcds1mpi.launch.rank_proof import (ONE_RANK_ONLY, one_rank_only, swept_program,
+                                             unproven_ranks)
     from hpcds1mpi.launch.self_launching import check_self_launching, ranks_in_folder
     from hpcds1mpi.launch.rank_program import rank_program
     from hpcds1mpi.measure import meters
@@ -295,8 +275,12 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                        cwd_of=lambda spec: workdir_of(workdir, spec)):
             if say:  # the node count not told: where the ranks land, asked (s35 tester X2)
                 say(line)
-        note = unverified_launch(first_tokens, first_env, plan.max_ranks, readings, launch, ranks,
-                                 cwd)  # refuses ranks of a program without MPI (s33 tester D2)
+        # Its MPI, read once (ldd, or its interpreter asked about mpi4py): nothing proves its
+        # ranks are one job but --ranks-regex, which needs no reading.
+        program = None if readings.ranks is not None else swept_program(
+            first_tokens, first_env, launch, ranks, cwd)
+        # a note, or a refusal of ranks of a program without MPI (s33 tester D2)
+        note = unproven_ranks(program, plan.max_ranks, False) if program is not None else ""
         if say and note:
             say(note)
         if say and (note := threading_note(dict(first.extra)["command"], first_env,
@@ -311,8 +295,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         mpi_library = program_mpi_library(first_tokens, first_env, getattr(
             launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
         # why its ranks cannot be one job, kept: recommend offers no more (s39 tester A2)
-        alone = swept_one_rank_only(first_tokens, first_env, launch, ranks, cwd,
-                                    readings.ranks is not None)
+        alone = one_rank_only(program, False) if program is not None else ""
         fp = meters.fingerprint(partition, hostnames=[socket.gethostname()],
                                 mpi_library=mpi_library, gpu_aware=False)
         if resume:  # before the writer touches the file

@@ -82,14 +82,14 @@ def test_an_interpreter_or_an_mpi_program_is_no_copy(tmp_path):
 def test_a_sweep_records_why_a_program_without_mpi_runs_one_rank_only(tmp_path):
     """s39 tester A2: RAxML's 1-rank thread sweep kept no record that it links no MPI, so
     recommend offered its 2 ranks. The reason is what the sweep's refusal of more ranks says."""
-    from hpcds1mpi.launch.rank_proof import one_rank_only, swept_one_rank_only
+    from hpcds1mpi.launch.rank_proof import one_rank_only, swept_program
 
     binary = openmp_binary(tmp_path)
-    why = swept_one_rank_only([binary, "4"], {"PATH": "/usr/bin:/bin"}, None, None,
-                              str(tmp_path), ranks_regex=False)
+    program = swept_program([binary, "4"], {"PATH": "/usr/bin:/bin"}, None, None, str(tmp_path))
+    why = one_rank_only(program, ranks_regex=False)
     assert why.startswith("the program omp links no MPI library") and "copies" in why
     # --ranks-regex proves each launch's ranks: nothing recorded; nor for an MPI program
-    assert swept_one_rank_only([binary], {}, None, None, str(tmp_path), True) == ""
+    assert one_rank_only(program, True) == ""
     assert one_rank_only(ProgramMPI("mpich", "links libmpi.so.12"), False) == ""
     unknown = ProgramMPI(None, "run.sh is a script run by /bin/sh: its MPI cannot be read")
     assert one_rank_only(unknown, False) == ""

@@ -845,3 +845,28 @@ def test_a_sweep_of_a_program_without_mpi_records_that_its_ranks_cannot_be_one_j
     assert launch["one_rank_only"].startswith("the program omp links no MPI library")
     (row,) = telemetry_rows(tmp_path / "o.h5")["launched_with"]
     assert json.loads(row)["one_rank_only"] == launch["one_rank_only"]
+
+
+def test_the_sweep_reads_the_programs_mpi_once_for_its_rank_proof(tmp_path):
+    """The unverified-launch note and the one-rank-only record each asked a Python program's
+    interpreter about its mpi4py (up to 60 s each) with the same arguments: the sweep now asks
+    once for both."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch.mpi_family import MPI4PY_PROBE
+
+    folder = tmp_path / "fakebin"
+    folder.mkdir()
+    asked = tmp_path / "asked"
+    python = folder / "python3"  # logs each question; its mpi4py is MPICH's (the wheel's)
+    python.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {asked}\n"
+                      "echo 'MPICH Version:      9.9.9'\n")
+    python.chmod(0o755)
+    plan = external_plan.build_external_plan(f"{python} app.py {{size}}", "py", sizes="1",
+                                             ranks_per_node="1,2", min_repeats=1,
+                                             max_repeats=1, min_time=0)
+    external.run_external(plan, str(tmp_path / "p.h5"), Partition("p", cores_per_node=2,
+                                                                  memory_gb=4.0),
+                          progress=False)
+    probes = [line for line in asked.read_text().splitlines() if MPI4PY_PROBE in line]
+    # the pre-flight's, the rank proof's (its note and its record: was two) and the fingerprint's
+    assert len(probes) == 3, probes
