@@ -246,3 +246,17 @@ def write_manifest(folder: str | Path, doc: dict) -> None:
     from hpcds1mpi.atomic import write_text
 
     write_text(Path(folder) / MANIFEST, json.dumps(doc, indent=1) + "\n", "campaign manifest")
+
+
+def sbatch_value(script: str | Path, long: str, short: str) -> str | None:
+    """What a part script's ``#SBATCH --long=VALUE`` (or ``-short VALUE``) line gives, as the
+    campaign wrote it: its job name, time limit or partition, read back by ``status``; "" where
+    no such line is there, None where the script cannot be read."""
+    import re
+
+    try:
+        text = Path(script).read_text()
+    except (OSError, UnicodeDecodeError):
+        return None
+    m = re.search(rf"^#SBATCH\s+(?:--{long}[= ]|-{short}\s*)(\S+)\s*$", text, re.M)
+    return m.group(1) if m else ""

@@ -65,6 +65,7 @@ def timeout_lines(folder, manifest: dict, parts) -> list[str]:
     gives them the same minutes, so say how to give more (s39 tester H3)."""
     from pathlib import Path
 
+    from hpcds1mpi.measure.campaign import sbatch_value
     from hpcds1mpi.runtime.message_paths import shell_word
 
     timed: dict[int, list] = {}
@@ -74,12 +75,8 @@ def timeout_lines(folder, manifest: dict, parts) -> list[str]:
     lines = []
     for nodes, held in sorted(timed.items()):
         script = manifest["jobs"].get(str(nodes), {}).get("script", f"n{nodes}.sbatch")
-        try:
-            text = (Path(folder) / script).read_text()
-        except (OSError, UnicodeDecodeError):
-            text = ""
-        m = re.search(r"^#SBATCH\s+(?:--time[= ]|-t\s*)(\S+)\s*$", text, re.M)
-        now = f" (now {m.group(1)})" if m else ""
+        limit = sbatch_value(Path(folder) / script, "time", "t")
+        now = f" (now {limit})" if limit else ""
         plan = shell_word(manifest.get("plan") or "PLAN")
         lines.append(f"{len(held)} part(s) of {script} reached their time limit{now}: "
                      "resubmitting gives them the same time, each going on where it stopped "

@@ -6,41 +6,53 @@ every part is done but the merged file is not (s39 tester H5: "merged: not yet",
 
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
-def merged_runs(folder: str | Path, manifest: dict) -> dict[str, str]:
-    """Run id -> status of the plan's finished runs in the merged file; {} before the first
-    merge."""
-    from hpcds1mpi.records import telemetry
+@dataclass(frozen=True)
+class MergedRuns:
+    """What the merged file holds of the campaign's plan (all empty before the first merge)."""
 
+    #: Run id -> status of the plan's finished runs (of one there twice, the last read).
+    statuses: dict[str, str] = field(default_factory=dict)
+    #: Configurations of the plan there twice or more.
+    twice: int = 0
+    #: Runs of no configuration of the campaign (a part plan edited to sweep more, s39 tester
+    #: H1): said, never counted.
+    foreign: int = 0
+
+
+def merged_runs(folder: str | Path, manifest: dict) -> MergedRuns:
+    """The plan's finished runs in the campaign's merged file (``interrupted`` ones are not)."""
     path = Path(folder) / manifest["merged"]
-    if not path.exists():
-        return {}
+    try:
+        stat = path.stat()
+    except OSError:
+        return MergedRuns()
     planned = {r for part in manifest["parts"] for r in part["runs"]}
-    return {run_id: row["status"] for (_, run_id), row in telemetry.load(path).runs.items()
-            if run_id in planned and row["status"] != "interrupted"}
-
-
-def merged_count(folder: str | Path, manifest: dict) -> tuple[int, int, int]:
-    """(configurations of the plan in the merged file, times a configuration is there twice or
-    more, runs there of no configuration of the campaign); (0, 0, 0) before the first merge."""
-    from hpcds1mpi.records import telemetry
-
-    path = Path(folder) / manifest["merged"]
-    if not path.exists():
-        return 0, 0, 0
-    planned = {r for part in manifest["parts"] for r in part["runs"]}
+    statuses: dict[str, str] = {}
     seen: dict[str, int] = {}
     foreign = 0
-    for (_, run_id), row in telemetry.load(path).runs.items():
-        if row["status"] == "interrupted":
-            continue
+    for run_id, status in _finished(str(path), (stat.st_ino, stat.st_mtime_ns, stat.st_size)):
         if run_id in planned:
+            statuses[run_id] = status
             seen[run_id] = seen.get(run_id, 0) + 1
-        else:  # a part plan edited to sweep more (s39 tester H1): said, never counted
+        else:
             foreign += 1
-    return len(seen), sum(1 for n in seen.values() if n > 1), foreign
+    return MergedRuns(statuses, sum(1 for n in seen.values() if n > 1), foreign)
+
+
+@functools.lru_cache(maxsize=1)
+def _finished(path: str, version: tuple) -> tuple[tuple[str, str], ...]:
+    """(run id, status) of each run of the telemetry file ``path`` but ``interrupted`` ones,
+    read once per ``version`` of the file (inode, mtime, size): ``status`` reads it for the
+    parts and again for its summary line."""
+    from hpcds1mpi.records import telemetry
+
+    return tuple((run_id, row["status"]) for (_, run_id), row in telemetry.load(path).runs.items()
+                 if row["status"] != "interrupted")
 
 
 def merge_jobs(manifest: dict) -> list[str]:

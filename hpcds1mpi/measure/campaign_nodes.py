@@ -60,17 +60,15 @@ def check_slurm_nodes(node_counts, partition: str | None, plan_file: str,
 def over_nodes_line(nodes: int, script: str, jobs: list[str], plan: str, scheduler: str) -> str:
     """The advice for parts of ``nodes`` nodes that never start because the partition has
     fewer (:func:`slurm_node_limit`); "" where it has enough or Slurm does not say."""
-    import re
     from pathlib import Path
 
+    from hpcds1mpi.measure.campaign import sbatch_value
     from hpcds1mpi.runtime.message_paths import shell_word
 
-    try:
-        text = Path(script).read_text()
-    except (OSError, UnicodeDecodeError):
+    partition = sbatch_value(script, "partition", "p")
+    if partition is None:  # the script cannot be read: nothing to advise
         return ""
-    m = re.search(r"^#SBATCH\s+(?:--partition[= ]|-p\s*)(\S+)\s*$", text, re.M)
-    limit = slurm_node_limit(m.group(1) if m else None)
+    limit = slurm_node_limit(partition or None)
     if limit is None or nodes <= limit[0]:
         return ""
     return (f"{len(jobs)} part(s) of {Path(script).name} ask for {nodes} nodes, but the "

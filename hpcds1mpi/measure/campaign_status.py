@@ -34,8 +34,7 @@ from pathlib import Path
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
 from hpcds1mpi.measure.campaign_endings import timeout_lines
-from hpcds1mpi.measure.campaign_merged import (merge_jobs, merged_count, merged_runs,
-                                               unmerged_line)
+from hpcds1mpi.measure.campaign_merged import merge_jobs, merged_runs, unmerged_line
 from hpcds1mpi.measure.campaign_nodes import over_nodes_line
 from hpcds1mpi.measure.campaign_place import moved_line
 from hpcds1mpi.measure.pending_reasons import never_starts
@@ -175,7 +174,7 @@ def _named_tasks(manifest: dict, folder: Path,
     scripts = {}
     for nodes, job in manifest["jobs"].items():
         path = folder / job["script"]
-        name = _job_name(path)
+        name = cm.sbatch_value(path, "job-name", "J")  # None: unreadable, so no name
         if name:
             scripts[os.path.realpath(path)] = (int(nodes), name)
     if not scripts:
@@ -192,18 +191,6 @@ def _named_tasks(manifest: dict, folder: Path,
         if script and index.isdigit() and (script[0], int(index)) in indices:
             found[(script[0], int(index))] = (state, task, reason)
     return found
-
-
-def _job_name(script: Path) -> str:
-    """The ``#SBATCH --job-name`` of a part script; "" when it names none or is unreadable."""
-    import re
-
-    try:
-        text = script.read_text()
-    except (OSError, UnicodeDecodeError):
-        return ""
-    m = re.search(r"^#SBATCH\s+(?:--job-name[= ]|-J\s*)(\S+)\s*$", text, re.M)
-    return m.group(1) if m else ""
 
 
 def held_jobs(manifest: dict, ids: list[str], env: dict | None = None) -> list[str]:
@@ -304,7 +291,7 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
     active = active_tasks(manifest, folder, env)
     unasked = "" if active is not None else (
         "squeue did not answer" if _has_squeue(env) else "squeue is not on PATH here")
-    merged = merged_runs(folder, manifest)
+    merged = merged_runs(folder, manifest).statuses
     parts = [part_status(folder, part, active, merged, unasked) for part in manifest["parts"]]
     if active is not None:  # a task squeue no longer holds has ended: sacct says how
         mark_start_failures(manifest, parts, env)
@@ -400,7 +387,8 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
              f"{len(parts)} parts ({manifest['scheduler']})"]
     lines += ["  " + part.line() for part in parts]
     lines.append("parts: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    merged, twice, foreign = merged_count(folder, manifest)
+    held = merged_runs(folder, manifest)
+    merged, twice, foreign = len(held.statuses), held.twice, held.foreign
     extra = [f"{twice} more than once"] if twice else []
     extra += [f"and {foreign} run(s) of no configuration of this campaign"] if foreign else []
     lines.append(f"merged: {merged}/{manifest['configurations']} configurations in "

@@ -296,13 +296,13 @@ def _owner(path: Path) -> str:
 def _merges_held(manifest: dict, env: dict | None) -> list[str]:
     """Earlier merge jobs the scheduler still holds (Slurm): a new merge waits for them, so
     two merges never write the merged file at once."""
+    from hpcds1mpi.measure.campaign_merged import merge_jobs
     from hpcds1mpi.measure.campaign_status import held_jobs
 
-    return held_jobs(manifest, [s["job_id"] for s in manifest["submissions"]
-                                if s.get("merge") and s.get("job_id")], env)
+    return held_jobs(manifest, merge_jobs(manifest), env)
 
 
 def _merged_complete(folder: Path, manifest: dict) -> bool:
-    from hpcds1mpi.measure.campaign_merged import merged_count
+    from hpcds1mpi.measure.campaign_merged import merged_runs
 
-    return merged_count(folder, manifest)[0] >= manifest["configurations"]
+    return len(merged_runs(folder, manifest).statuses) >= manifest["configurations"]

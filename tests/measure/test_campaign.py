@@ -133,3 +133,18 @@ def test_a_plan_file_given_for_a_campaign_folder_is_said_to_be_a_file(tmp_path):
     (tmp_path / "plan.toml").write_text("[sweep]\n")
     with pytest.raises(ConfigError, match=r"plan.toml is a file, not a campaign folder; give "):
         read_manifest(tmp_path / "plan.toml")
+
+
+def test_a_part_scripts_sbatch_value_is_read_back(tmp_path):
+    """One reader for the job name, time limit and partition status reads back from the part
+    scripts (was written three times)."""
+    from hpcds1mpi.measure.campaign import sbatch_value
+
+    script = tmp_path / "n1.sbatch"
+    script.write_text("#!/bin/bash\n#SBATCH --job-name=hpcds1mpi-n1\n#SBATCH -t 0:10:00\n"
+                      "#SBATCH --partition debug\nsrun x\n")
+    assert sbatch_value(script, "job-name", "J") == "hpcds1mpi-n1"
+    assert sbatch_value(script, "time", "t") == "0:10:00"
+    assert sbatch_value(script, "partition", "p") == "debug"
+    assert sbatch_value(script, "output", "o") == ""  # no such line
+    assert sbatch_value(tmp_path / "gone.sbatch", "time", "t") is None  # cannot be read
