@@ -1,10 +1,12 @@
 """The column names of a table file hpcds1mpi writes (CSV, Parquet, JSON lines), read without
-reading the table: so that a rerun may replace its own output while another file is kept."""
+reading the table: so that a rerun may replace its own output while another file is kept; and
+a table file read by pandas as the file its path names here (:func:`read_file`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 #: Most bytes of a first line read (a header, or a JSON object of one row).
 HEAD_BYTES = 1 << 20
@@ -26,3 +28,16 @@ def column_names(path: str | Path) -> list[str]:
         return first.split(",")
     except Exception:  # noqa: BLE001 - anything unreadable has no columns of ours
         return []
+
+
+def read_file(reader: Callable, path: str | Path, **options):
+    """``reader(file, **options)`` (a pandas reader: ``read_parquet``, ``read_csv``) on the file
+    ``path`` names here, given to it open: pandas reads a path's leading "~" as the home folder,
+    where the shell has expanded every "~" meant so, and this "~" is a folder here (s39 tester
+    D4: $HOME's table of the same name was read instead); a folder is no table.
+
+    Raises:
+        OSError: the file cannot be opened (missing, a folder, no permission).
+    """
+    with open(path, "rb") as fh:
+        return reader(fh, **options)

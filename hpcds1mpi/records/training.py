@@ -26,6 +26,7 @@ from hpcds1mpi.config import DEVICES, MIN_OK_RUNS, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
 from hpcds1mpi.records import remeasured_runs
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
+from hpcds1mpi.records.table_files import read_file
 from hpcds1mpi.records.telemetry_rows import telemetry_rows
 from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 
@@ -68,8 +69,7 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         left_out += frames[-1].attrs.get("left_out", [])
     for path in jobs:
         try:
-            with open(path, "rb") as fh:  # a path's leading "~" is a folder: pandas expands it
-                frames.append(pd.read_parquet(fh))
+            frames.append(read_file(pd.read_parquet, path))
         except FileNotFoundError:
             raise DataError(f"{path}: job table not found") from None
         except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds

@@ -7,11 +7,11 @@ read again from its log is recognised as the same job (:func:`.job_logs.ingest`)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.table_files import read_file
 
 from .schema import JOB_COLUMNS, TABLE_MARK, FileReport
 
@@ -32,8 +32,7 @@ def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
         raise IngestError(f"{path}: a job table is a .parquet or .csv file ingest wrote")
     report = FileReport(str(path), "job-table")
     try:
-        # absolute for pandas, which expands a leading "~" that names a folder here (s39 D4)
-        table = (pd.read_parquet(os.path.abspath(path)) if path.suffix == ".parquet"
+        table = (read_file(pd.read_parquet, path) if path.suffix == ".parquet"
                  else _read_csv(path, report))
     except IngestError:
         raise
@@ -86,8 +85,8 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
             return table
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        table = pd.read_csv(os.path.abspath(path), sep=sep, dtype=str, index_col=False,
-                            encoding="utf-8-sig")
+        table = read_file(pd.read_csv, path, sep=sep, dtype=str, index_col=False,
+                          encoding="utf-8-sig")
     if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
         raise IngestError(f"{path}: rows have more fields than the header (a value added, or "
                           f"a '{sep}' at the end of a row); a job table has one field per "
@@ -124,9 +123,9 @@ def _as_ingest_wrote_it(path: Path, report: FileReport) -> "pd.DataFrame | None"
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        table = pd.read_csv(os.path.abspath(path), low_memory=False,
-                            dtype={"job_id": str, "cluster": str},
-                            index_col=False, encoding="utf-8-sig")
+        table = read_file(pd.read_csv, path, low_memory=False,
+                          dtype={"job_id": str, "cluster": str},
+                          index_col=False, encoding="utf-8-sig")
     if caught:
         return None  # the careful read says what is wrong
     for name, dtype in JOB_COLUMNS:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
+from hpcds1mpi.records.table_files import read_file
 
 from .schema import ENERGY_POWER_LOG, TABLE_MARK, FileReport
 from .slurm_fields import NOT_FINISHED, SLURM_STATUS
@@ -104,7 +105,7 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     found = parquet_kind(path, cols)
     if found != kind:
         raise IngestError(f"{path}: looks like a {found} table, not {kind} (check --kind)")
-    src = pd.read_parquet(path)
+    src = read_file(pd.read_parquet, path)  # a "~" folder's file, as parquet_columns read it
     report.records = len(src)
     n = len(src)
     if _pick(src, _PM100_COLUMNS["state_raw"]) is None:

@@ -195,3 +195,17 @@ def test_without_a_gpu_count_the_device_is_unknown_not_cpu(tmp_path):
     jobs = by_id(read_job_log(path)[0])
     assert pd.isna(jobs["1000"]["device"]) and jobs["1001"]["device"] == "gpu"
     assert jobs["1003"]["device"] == "cpu"
+
+
+def test_a_pm100_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkeypatch):
+    """``~/pm100.parquet`` with bash's ``~`` left is the file in folder ``./~``: its columns
+    were read there but its rows from $HOME's file of that name (pandas expands the ``~``)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    (tmp_path / "~").mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    _pm100_frame("new").to_parquet(tmp_path / "~" / "pm100.parquet")
+    _pm100_frame("new").head(2).to_parquet(home / "pm100.parquet")  # what pandas would read
+    df, report = read_job_log("~/pm100.parquet")
+    assert report.records == 6 and len(df) == 4
