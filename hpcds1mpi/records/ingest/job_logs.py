@@ -7,7 +7,6 @@ from collections import Counter
 from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
-from hpcds1mpi.schemas.jobs import drop_malformed
 
 from .compressed import compression, head_text, read_text, refuse_archive, refuse_not_read
 from .csv_tables import csv_header
@@ -19,11 +18,10 @@ from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
-from .schema import KINDS, TABLE_MARK, normalise, rows_frame
+from .schema import KINDS, TABLE_MARK, rows_frame
 from .swf import read_swf
 from .swf_header import looks_like_swf
-from .table_rows import checked_rows
-from .time_limits import check_time_limits
+from .table_rows import checked_jobs, dropped_reasons, refuse_nameless
 from .wrong_exports import SACCT_P, utf16_text, wrong_export
 
 
@@ -183,15 +181,10 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         # Ranges, column by column (schemas/jobs.py): ElapsedRaw -5 is malformed, not a runtime.
         # A job table read back keeps each job's own source (its log), so that a job read
         # again from that log is the same job.
-        df = drop_malformed(normalise(df, str(path), kind, report.dropped,
-                                      keep_source=kind == "job-table"), report.dropped)
-        if kind == "job-table":  # a reader checks these in its log: a table, written by
-            df = checked_rows(df, report.dropped)  # hand or joined, here (s39 tester C7)
-        df = check_time_limits(df, path, kind, report)
-        report.jobs = len(df)
+        df = checked_jobs(df, str(path), kind, report)
         _say_empty_columns(df, report)
     if report.jobs == 0:
-        reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3)) or "empty"
+        reasons = dropped_reasons(report) or "empty"
         raise IngestError(f"{path}: no job could be read as {kind} ({reasons})")
     return df, report
 
@@ -366,13 +359,8 @@ def read_job_table(path: str | Path, *, what: str = "job table", notes: list | N
         IngestError: as :func:`read_jobs`.
         DataError: no job names its user (whose history would it be?).
     """
-    from hpcds1mpi.errors import DataError
-
     table, report = read_jobs(path, what=what)
     if notes is not None:
         notes.extend(report.lines())
-    users = table["user"] if "user" in table.columns else None
-    if users is None or not users.astype("string").fillna("").ne("").any():
-        raise DataError(f"{what} {path}: no job in it names its user, so no job is anyone's "
-                        "history; give a log that names users")
+    refuse_nameless(table, f"{what} {path}")
     return table

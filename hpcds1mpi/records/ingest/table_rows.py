@@ -75,6 +75,49 @@ def _in_time_order(table: "pd.DataFrame", dropped: Counter) -> "pd.DataFrame":
     return table[~bad].reset_index(drop=True) if bad.any() else table
 
 
+def checked_jobs(table: "pd.DataFrame", source: str, kind: str, report) -> "pd.DataFrame":
+    """``table`` as a reader of ``kind`` read it from ``source``, checked as every job log's
+    rows are: normalised to :data:`JOB_COLUMNS` (a job table keeping each job's own source),
+    malformed values dropped (:data:`~hpcds1mpi.schemas.jobs.JOB_RANGES`), a job table's time
+    order and copies checked (:func:`checked_rows`; a reader checks these in its log) and time
+    limits in another unit refused; what is dropped counted in ``report``, ``report.jobs`` set.
+
+    Raises:
+        IngestError: the time limits are not in the unit the reader takes.
+    """
+    from hpcds1mpi.schemas.jobs import drop_malformed
+
+    from .schema import normalise
+    from .time_limits import check_time_limits
+
+    table = drop_malformed(normalise(table, source, kind, report.dropped,
+                                     keep_source=kind == "job-table"), report.dropped)
+    if kind == "job-table":  # written by hand or joined (s39 tester C7)
+        table = checked_rows(table, report.dropped)
+    table = check_time_limits(table, source, kind, report)
+    report.jobs = len(table)
+    return table
+
+
+def dropped_reasons(report) -> str:
+    """The three commonest reasons ``report`` dropped rows for, with their counts."""
+    return "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3))
+
+
+def refuse_nameless(table: "pd.DataFrame", who: str) -> None:
+    """Refuse ``table`` as a history where no job names its user (whose history would it be?).
+
+    Raises:
+        DataError: one line, ``who`` first.
+    """
+    from hpcds1mpi.errors import DataError
+
+    users = table["user"] if "user" in table.columns else None
+    if users is None or not users.astype("string").fillna("").ne("").any():
+        raise DataError(f"{who}: no job in it names its user, so no job is anyone's history; "
+                        "give a log that names users")
+
+
 def frame_history(frame, what: str = "history"):
     """A job table given as a DataFrame (the Python API's ``history``), checked as the same
     table read from a file is (:func:`.job_logs.read_job_log` of a job table): columns and
@@ -90,10 +133,8 @@ def frame_history(frame, what: str = "history"):
     import pandas as pd
 
     from hpcds1mpi.errors import DataError, HpcdsError
-    from hpcds1mpi.schemas.jobs import drop_malformed
 
-    from .schema import FileReport, normalise
-    from .time_limits import check_time_limits
+    from .schema import FileReport
 
     if not isinstance(frame, pd.DataFrame):
         raise DataError(f"{what}: a job table is a pandas DataFrame, got {type(frame).__name__}")
@@ -104,21 +145,16 @@ def frame_history(frame, what: str = "history"):
     source = f"{what} DataFrame"
     report = FileReport(source, "job-table", records=len(frame))
     try:
-        table = normalise(frame.reset_index(drop=True), source, "job-table", report.dropped,
-                          keep_source=True)
-        table = checked_rows(drop_malformed(table, report.dropped), report.dropped)
-        table = check_time_limits(table, source, "job-table", report)
+        table = checked_jobs(frame.reset_index(drop=True), source, "job-table", report)
     except HpcdsError:
         raise
     except Exception as exc:  # a column pandas cannot convert (lists, objects): one line
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise DataError(f"{what}: cannot be read as a job table ({why}); give one from "
                         "hpcds1mpi ingest or records.ingest.read_job_log") from None
-    report.jobs = len(table)
-    if len(table) and not table["user"].fillna("").ne("").any():
-        raise DataError(f"{what}: no job in it names its user, so no job is anyone's history; "
-                        "give a log that names users")
+    if len(table):
+        refuse_nameless(table, what)
     if not len(table) and len(frame):
-        reasons = "; ".join(f"{n} x {r}" for r, n in report.dropped.most_common(3))
-        raise DataError(f"{what}: no job of the {len(frame)} rows could be used ({reasons})")
+        raise DataError(f"{what}: no job of the {len(frame)} rows could be used "
+                        f"({dropped_reasons(report)})")
     return table, report

@@ -85,3 +85,20 @@ def test_a_frame_gets_the_range_checks_of_a_file_in_one_error_type():
         frame_history(table.assign(user=""))
     with pytest.raises(DataError, match="no job of the 2 rows"):
         frame_history(table.iloc[:2])
+
+
+def test_a_history_that_names_no_user_is_refused_alike_from_a_file_or_a_frame(tmp_path):
+    """The one refusal of a history whose jobs name no user, read from a file
+    (``read_job_table``) or given as a frame (``frame_history``)."""
+    from hpcds1mpi.records.ingest.job_logs import read_job_table
+
+    nameless = _table().assign(user="")
+    path = write_job_table(nameless, tmp_path / "jobs.parquet")
+    said = "no job in it names its user, so no job is anyone's history; give a log that " \
+        "names users"
+    with pytest.raises(DataError) as from_file:
+        read_job_table(path, what="--history")
+    with pytest.raises(DataError) as from_frame:
+        frame_history(nameless)
+    assert str(from_file.value) == f"--history {path}: {said}"
+    assert str(from_frame.value) == f"history: {said}"
