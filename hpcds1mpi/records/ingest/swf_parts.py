@@ -71,14 +71,14 @@ def fold_parts(numbers, bad, report):
     extra = parts.index[of.duplicated().to_numpy()]
     if len(extra):
         keep = parts.index[~of.duplicated().to_numpy()]
-        # The groups' results are in job order, ``keep`` in start order: line them up by job.
-        keys = of[keep]
-        grouped = parts.groupby(of)
+        # Groups in order of first appearance (sort=False): start order, as ``keep`` is.
+        grouped = parts.groupby(of, sort=False)
         for name in ("run", "cpu_avg"):
-            known_sum = parts[name].where(parts[name] >= 0).groupby(of).sum(min_count=1)
-            numbers.loc[keep, name] = known_sum.reindex(keys).fillna(-1).to_numpy()
-        numbers.loc[keep, "mem_used_kb"] = grouped["mem_used_kb"].max().reindex(keys).to_numpy()
-        numbers.loc[keep, "status"] = grouped["status"].last().reindex(keys).to_numpy()
+            known_sum = parts[name].where(parts[name] >= 0).groupby(of, sort=False).sum(
+                min_count=1)
+            numbers.loc[keep, name] = known_sum.fillna(-1).to_numpy()
+        numbers.loc[keep, "mem_used_kb"] = grouped["mem_used_kb"].max().to_numpy()
+        numbers.loc[keep, "status"] = grouped["status"].last().to_numpy()
         report.notes["partial-execution line (status 2-4) of a job without a summary line: "
                      "folded into one job (run time the sum of the parts, status from the "
                      "last)"] += len(extra)
