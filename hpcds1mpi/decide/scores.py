@@ -43,6 +43,9 @@ class Scores:
         neighbour_sizes: partition -> the measured sizes either side of ``size`` that
             bounded its predictions (:func:`~hpcds1mpi.surrogates.neighbour_bounds.
             bound_runtimes`), or None.
+        edge: beyond the workload's measured sizes, the same grid scored at the nearest of
+            them (:mod:`~hpcds1mpi.decide.beyond_edge`), whose pick's confidence caps this
+            one's; None inside them.
     """
 
     cols: dict
@@ -51,6 +54,7 @@ class Scores:
     limits: dict[str, MemoryLimit] = field(default_factory=dict)
     measured_best: object = field(default=None, repr=False)
     neighbour_sizes: "dict | None" = None
+    edge: "Scores | None" = field(default=None, repr=False, compare=False)
     _frame: "pd.DataFrame | None" = field(default=None, init=False, repr=False, compare=False)
     #: Shared by answers (:func:`~hpcds1mpi.decide.batch_memo.freeze`): read-only, subsets kept.
     shared: bool = field(default=False, init=False)
@@ -75,7 +79,8 @@ class Scores:
             return self._subsets[partition]
         mask = self.cols["partition"] == partition
         sub = Scores({k: v[mask] for k, v in self.cols.items()}, self.workload, self.size,
-                     self.limits, self.measured_best, self.neighbour_sizes)
+                     self.limits, self.measured_best, self.neighbour_sizes,
+                     None if self.edge is None else self.edge.subset(partition))
         if self.shared:
             self._subsets[partition] = freeze(sub)
         return sub

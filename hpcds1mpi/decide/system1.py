@@ -35,6 +35,7 @@ import numpy as np
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import bundle_cache
+from hpcds1mpi.decide.beyond_edge import edge_frame, edge_size, hold_to_edge, steepest_growth
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
@@ -179,6 +180,9 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
+    # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)
+    at_edge = _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
+                           measured, cols)
     declared = None if levels is not None and levels.external else declared_need_mb(
         workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],
         (getattr(bundle, "size_range", None) or {}).get(str(workload)))
@@ -206,7 +210,28 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols["reason"] = reason
     cols["feasible"] = ~(fail | memory) & (reason == "")
     return Scores(cols=cols, workload=workload, size=int(size), limits=limits,
-                  measured_best=measured_best_lookup(bundle, partitions), neighbour_sizes=around)
+                  measured_best=measured_best_lookup(bundle, partitions), neighbour_sizes=around,
+                  edge=at_edge)
+
+
+def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame, measured,
+                 cols) -> Scores | None:
+    """The question's grid scored at the workload's nearest measured size where ``size`` is
+    beyond them all, after widening ``cols``' intervals to it
+    (:func:`~hpcds1mpi.decide.beyond_edge.hold_to_edge`); None inside the sizes."""
+    edge = edge_size(bundle, workload, int(size))
+    table = None if edge is None else edge_frame(frame, edge)
+    if table is None:
+        return None
+    try:
+        pred = bundle.predict(model_table(bundle, table, partitions))
+    except ModelError:  # a caller's table without the hardware columns (mobo's reading)
+        return None
+    at_edge = scores_from_prediction(bundle, workload, edge, partitions, constraints, limits,
+                                     table, pred)
+    hold_to_edge(cols, at_edge.cols, size, edge,
+                 steepest_growth(measured, workload, above=size > edge))
+    return at_edge
 
 
 def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
@@ -351,6 +376,10 @@ def choose(scores: Scores, objective: str = "time",
         or failed_near_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
+    if scores.edge is not None:  # beyond the measured sizes: no surer than at their edge (B2)
+        at_edge = choose(scores.edge, objective, confidence_model)
+        if at_edge.index is not None:
+            confidence = min(confidence, at_edge.confidence)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
                   confidence_model.calibrated, noise, note, nodes_note, held_back)
 

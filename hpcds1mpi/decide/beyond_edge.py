@@ -1,0 +1,107 @@
+"""Beyond a workload's measured sizes, an answer never surer than the answer at their edge.
+
+Past the largest (or below the smallest) size the bundle measured a workload at, System 1's
+rules grow each configuration's edge run along measured slopes
+(:mod:`~hpcds1mpi.surrogates.neighbour_beyond`), but its interval's width still mixed in the
+model's width at the question, which the trees give from other leaves than at the edge: the
+grow workload measured at 4000-16000 read 1.11 s (211 ms-1.26 s), confidence 0.54, at 16000
+and 1.22 s (961 ms-1.39 s), confidence 0.79, at 16500 (s40 tester B2). And on hardware no run
+measured nothing bounded it at all: the trees, flat beyond the sizes, read a program growing as
+the size squared at 100x its largest size as 0.47 s (0.19-0.76 s) (s40 tester B4).
+
+So the question is also scored at the edge (:func:`edge_size`, :func:`edge_frame`), and
+:func:`hold_to_edge` keeps each candidate's relative runtime interval at least as wide as the
+same candidate's there, and lets one with no measured edge of its own (hardware never measured,
+a layout never run) grow from the edge's interval along the steepest measured slope; System 1
+caps the pick's confidence at the edge answer's (``system1.choose``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from hpcds1mpi.surrogates.neighbour_beyond import EDGE_SIZE
+from hpcds1mpi.surrogates.neighbour_bounds import MAX_GROWTH
+from hpcds1mpi.surrogates.size_neighbours import config_codes
+
+
+def edge_size(bundle, workload: str, size: int) -> int | None:
+    """The workload's measured size nearest ``size`` where ``size`` lies outside all of them
+    (``bundle.size_range``), else None (inside them, or a workload never measured)."""
+    lo_hi = (getattr(bundle, "size_range", None) or {}).get(str(workload))
+    if not lo_hi:
+        return None
+    lo, hi = (int(v) for v in lo_hi)
+    if size > hi:
+        return hi
+    if size < lo:
+        return lo
+    return None
+
+
+def edge_frame(frame, edge: int):
+    """A copy of the candidate table ``frame`` asked at size ``edge`` (None where it has no
+    size column to change)."""
+    if "size" not in frame.columns:
+        return None
+    out = frame.copy()
+    out["size"] = np.full(len(out), int(edge), dtype=np.int64)
+    return out
+
+
+def steepest_growth(measured, workload: str, above: bool) -> float:
+    """The steepest log-log slope of runtime with size the workload's configurations showed at
+    the end asked (``above``: between their largest sizes), on any hardware measured;
+    :data:`~hpcds1mpi.surrogates.neighbour_bounds.MAX_GROWTH` where none ran at two sizes."""
+    slopes = [float(ends[1 if above else 0][2]) for (w, _), ends in measured.growths.items()
+              if w == str(workload)]
+    slopes = [s for s in slopes if math.isfinite(s)]
+    return max(slopes) if slopes else MAX_GROWTH
+
+
+def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
+                 steepest: float) -> None:
+    """Widen, in place, the runtime interval of each candidate of ``cols`` (System 1's columns
+    at ``size``) found in ``edge_cols`` (the same grid scored at ``edge``): its relative width
+    on each side at least the edge's, and, for a candidate not held to a measured edge run of
+    its own (no :data:`~hpcds1mpi.surrogates.neighbour_beyond.EDGE_SIZE`), its open end at
+    least the edge's grown along ``steepest`` (above the sizes the upper end, below them the
+    lower). The point is left as it is; energy too."""
+    here = _keys(cols)
+    there = _keys(edge_cols)
+    order = np.argsort(there, kind="stable")
+    pos = np.clip(np.searchsorted(there[order], here), 0, max(len(there) - 1, 0))
+    if not len(there):
+        return
+    found = there[order][pos] == here
+    at = order[pos]
+    point, lo, hi = (np.array(cols[c], dtype=float) for c in
+                     ("runtime_s", "runtime_lo", "runtime_hi"))
+    e_point, e_lo, e_hi = (np.asarray(edge_cols[c], dtype=float)[at] for c in
+                           ("runtime_s", "runtime_lo", "runtime_hi"))
+    usable = found & np.isfinite(point) & (point > 0) & np.isfinite(e_point) & (e_point > 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rel_lo, rel_hi = e_lo / e_point, e_hi / e_point
+        new_lo = np.where(usable & np.isfinite(rel_lo), np.fmin(lo, point * rel_lo), lo)
+        new_hi = np.where(usable & np.isfinite(rel_hi), np.fmax(hi, point * rel_hi), hi)
+        own_edge = np.asarray(cols[EDGE_SIZE], dtype=float) if EDGE_SIZE in cols \
+            else np.full(len(point), np.nan)
+        grown = (usable & ~np.isfinite(own_edge))
+        factor = (float(size) / float(edge)) ** steepest
+        if size > edge:
+            new_hi = np.where(grown & np.isfinite(e_hi), np.fmax(new_hi, e_hi * factor), new_hi)
+        else:
+            new_lo = np.where(grown & np.isfinite(e_lo), np.fmin(new_lo, e_lo * factor), new_lo)
+    cols["runtime_lo"] = np.fmin(new_lo, point)
+    cols["runtime_hi"] = np.fmax(new_hi, point)
+
+
+def _keys(cols: dict) -> np.ndarray:
+    """``(n,)`` one text key per candidate: its partition and configuration."""
+    codes = config_codes(cols).astype(str)
+    return np.char.add(np.char.add(np.asarray(cols["partition"]).astype(str), "|"), codes)
+
+
+__all__ = ["edge_frame", "edge_size", "hold_to_edge", "steepest_growth"]

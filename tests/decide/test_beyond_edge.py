@@ -1,0 +1,83 @@
+"""Beyond a workload's measured sizes System 1 is never surer than at their edge (s40 tester
+B2: grow read 211 ms-1.26 s, confidence 0.54, at its measured 16000 and 961 ms-1.39 s, 0.79,
+at 16500; B4: on hardware never measured the interval ignored the size, 0.19-0.76 s at 100x
+beyond a program growing as the size squared)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from hpcds1mpi.cluster import Partition
+from hpcds1mpi.decide import beyond_edge
+from hpcds1mpi.decide import system1 as s1
+from tests.fake_bundle import FakeBundle, fake_partitions, set_prediction
+
+CPU = fake_partitions()["cpu"]
+#: Hardware no run measured.
+FAT = Partition(name="fat", cores_per_node=64, memory_gb=512.0, gpus_per_node=0,
+                gpu_memory_gb=0.0, max_nodes=1)
+ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"])
+#: {(ranks per node, size): seconds}: runtime grows as the size squared.
+MEASURED = {(r, s): (s / 1000) ** 2 / r for r in (1, 2) for s in (4000, 8000, 16000)}
+
+
+class Grow(FakeBundle):
+    """The model: flat in size past 16000 (trees), wide at the measured edge, narrow beyond."""
+
+    def __init__(self):
+        super().__init__(workloads=("grow",), sizes=(4000, 8000, 16000))
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload="grow", size=s, nodes=1, ranks_per_node=r, threads=1,
+                                  device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status="ok", runtime_s=v, energy_j=v * 10, peak_rss_mb=100.0)
+                             for (r, s), v in MEASURED.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        size = np.minimum(df["size"].to_numpy(float), 16000.0)
+        runtime = (size / 1000) ** 2 / df["ranks_per_node"].to_numpy(float) \
+            * df["threads"].to_numpy(float) ** 0  # threads change nothing
+        edge = df["size"].to_numpy(float) <= 16000
+        set_prediction(out, runtime, runtime_band=(0.2, 1.15))
+        out.loc[~edge, "runtime_lo"] = runtime[~edge] * 0.95  # beyond: the trees' narrow leaf
+        out.loc[~edge, "runtime_hi"] = runtime[~edge] * 1.05
+        return out
+
+
+def _choose(size: int, part=CPU) -> s1.Choice:
+    return s1.choose(s1.score(Grow(), "grow", size, [part], ONE_NODE), "time")
+
+
+def _relative(choice: s1.Choice) -> tuple[float, float]:
+    p = choice.pick
+    return p["runtime_lo"] / p["runtime_s"], p["runtime_hi"] / p["runtime_s"]
+
+
+def test_just_beyond_the_sizes_the_pick_is_no_surer_than_at_the_edge():
+    edge = _choose(16000)
+    for size in (16500, 18000, 24000):
+        beyond = _choose(size)
+        assert (beyond.pick["nodes"], beyond.pick["ranks_per_node"]) == (1, 2)
+        lo, hi = _relative(beyond)
+        edge_lo, edge_hi = _relative(edge)
+        assert lo <= edge_lo + 1e-9 and hi >= edge_hi - 1e-9, size  # no narrower, each side
+        assert beyond.confidence <= edge.confidence + 1e-12, size
+        assert beyond.pick["runtime_s"] >= edge.pick["runtime_s"]
+
+
+def test_on_hardware_never_measured_the_interval_grows_with_the_distance():
+    near, far = _choose(16000, FAT), _choose(1_600_000, FAT)
+    assert far.pick["runtime_hi"] >= near.pick["runtime_hi"] * 100 ** 2 * 0.99
+    mid = _choose(32000, FAT)
+    assert near.pick["runtime_hi"] < mid.pick["runtime_hi"] < far.pick["runtime_hi"]
+
+
+def test_edge_size_is_the_nearest_measured_size_outside_them_only():
+    bundle = Grow()
+    assert beyond_edge.edge_size(bundle, "grow", 20000) == 16000
+    assert beyond_edge.edge_size(bundle, "grow", 1000) == 4000
+    assert beyond_edge.edge_size(bundle, "grow", 8000) is None
+    assert beyond_edge.edge_size(bundle, "other", 20000) is None
