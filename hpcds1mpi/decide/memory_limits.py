@@ -10,6 +10,9 @@ The learned need (the surrogate's ``peak_rss_mb``) does not extrapolate: beyond 
 sizes it stays near the largest measured peak. A kernel declares its working set per rank
 (``Kernel.work(size, ranks).memory_bytes``), so there its need is never below that
 (:func:`declared_need_mb`); a user's program declares none and keeps the learned need.
+
+Every figure here is MiB, the unit of the learned ``peak_rss_mb`` (docs/telemetry.md); a
+partition's GB is 1000 of them, as Slurm's RealMemory is read into it.
 """
 
 from __future__ import annotations
@@ -36,11 +39,11 @@ class MemoryLimit:
 
     Attributes:
         partition: partition name.
-        node_mb: host memory per node a job may use, MB.
-        gpu_mb: memory per GPU a GPU rank may use, MB (0 without GPUs).
+        node_mb: host memory per node a job may use, MiB.
+        gpu_mb: memory per GPU a GPU rank may use, MiB (0 without GPUs).
         node_source / gpu_source: ``"measured"`` (from out-of-memory failures there) or
             ``"nominal"`` (a share of the partition's stated memory).
-        nominal_node_mb / nominal_gpu_mb: the partition's stated memory, MB.
+        nominal_node_mb / nominal_gpu_mb: the partition's stated memory, MiB.
         failures: measured out-of-memory runs the limits were learned from.
     """
 
@@ -163,7 +166,7 @@ _PRECISION_SHARE = {"fp64": 1.0, "fp32": 0.5, "bf16": 0.25}
 def declared_need_mb(workload: str, size: int, ranks: np.ndarray,
                      precision: np.ndarray | None = None, measured_sizes=None
                      ) -> np.ndarray | None:
-    """The memory per rank, MB, a kernel's own model says ``size`` needs on each job's total
+    """The memory per rank, MiB, a kernel's own model says ``size`` needs on each job's total
     rank count: ``(n,)`` for ``ranks`` ``(n,)`` (NaN where the model cannot say); None for a
     workload that is no kernel (it declares no memory model), and for a size within
     ``measured_sizes`` (the workload's ``(smallest, largest)`` measured size; None: never
@@ -217,7 +220,8 @@ def _declared_mb(workload: str, size: int, ranks: tuple) -> np.ndarray | None:
     out = np.full(len(ranks), np.nan)
     for i, r in enumerate(ranks):
         try:
-            out[i] = float(kernel.work(size, max(int(r), 1)).memory_bytes) / 1e6
+            # MiB, the learned peak's unit, which fmax compares it with (s40 D1: was 1e6)
+            out[i] = float(kernel.work(size, max(int(r), 1)).memory_bytes) / 2 ** 20
         except Exception:  # noqa: BLE001 - a size the model cannot place: learned need only
             pass
     out.flags.writeable = False
@@ -239,11 +243,11 @@ def memory_need_and_limit(cols: dict, partitions: Sequence["Partition"],
             and ``partition``.
         partitions: the partitions the candidates are on.
         limits: partition name -> limit; a partition without one gets its nominal limit.
-        declared_mb: ``(n,)`` the kernel's declared memory per rank, MB
+        declared_mb: ``(n,)`` the kernel's declared memory per rank, MiB
             (:func:`declared_need_mb`); None for a workload without a memory model.
 
     Returns:
-        ``(need, limit)``, two ``(n,)`` arrays in MB.
+        ``(need, limit)``, two ``(n,)`` arrays in MiB.
     """
     gpu = cols["device"] == "gpu"
     rpn = cols["ranks_per_node"].astype(float)

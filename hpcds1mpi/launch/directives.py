@@ -96,9 +96,9 @@ TIME_MARGIN = 1.5
 TIME_FLOOR_S = 60
 
 #: The memory a script asks per node: the predicted need x this margin, and at least this
-#: much above the need (a peak learned from a few runs; a run can exceed it), ...
+#: much (MiB) above the need (a peak learned from a few runs; a run can exceed it), ...
 MEMORY_MARGIN = 1.5
-MEMORY_FLOOR_MB = 1000.0
+MEMORY_FLOOR_MIB = 1000.0
 #: ... but no more than this share of the node's stated memory: what recommend judged the
 #: need against (decide.memory_limits.NOMINAL_MEMORY_SHARE), and below what the scheduler
 #: counts as the node's (Slurm's RealMemory leaves out the OS), which it would refuse.
@@ -160,24 +160,29 @@ def time_limit_s(runtime_hi_s: float, margin: float = TIME_MARGIN,
     return int(math.ceil(seconds / 60.0) * 60)
 
 
-def memory_request_mib(need_mb: float, node_memory_gb: float) -> int:
+def memory_request_mib(need_mib: float, node_memory_gb: float) -> int:
     """The memory (MiB, the unit of Slurm's ``--mem=NM`` and PBS's ``mem=Nmb``) to ask per
-    node for a job predicted to need ``need_mb`` MB per node: the need with its margin
-    (:data:`MEMORY_MARGIN`, at least :data:`MEMORY_FLOOR_MB` more), at most
-    :data:`MEMORY_REQUEST_SHARE` of the node, never below the need.
+    node for a job predicted to need ``need_mib`` MiB per node (the surrogate's
+    ``peak_rss_mb`` is MiB, as the meters measure it): the need with its margin
+    (:data:`MEMORY_MARGIN`, at least :data:`MEMORY_FLOOR_MIB` more), at most
+    :data:`MEMORY_REQUEST_SHARE` of the node, never below the need. A node's GB is 1000 MiB
+    here, as Slurm's RealMemory is read (``cluster``) and as the fit was judged
+    (:class:`~hpcds1mpi.decide.memory_limits.MemoryLimit`): one unit, no conversion (s40 D1:
+    the MiB need was shrunk 4.6 % as if it were decimal MB).
 
     Raises:
         ConfigError: a need that is not a finite positive number, or above the node's memory.
     """
-    if not isinstance(need_mb, (int, float)) or not math.isfinite(need_mb) or need_mb <= 0:
-        raise ConfigError(f"predicted memory need {need_mb!r} MB is not a positive number")
-    node_mb = float(node_memory_gb) * 1000.0
-    if need_mb > node_mb:
-        raise ConfigError(f"predicted memory need {need_mb:.0f} MB per node is above the node's "
-                          f"{node_mb:.0f} MB; use more nodes or a partition with more memory")
-    asked = min(max(need_mb * MEMORY_MARGIN, need_mb + MEMORY_FLOOR_MB),
-                MEMORY_REQUEST_SHARE * node_mb)
-    return int(math.ceil(max(asked, need_mb) * 1e6 / 2 ** 20))
+    if not isinstance(need_mib, (int, float)) or not math.isfinite(need_mib) or need_mib <= 0:
+        raise ConfigError(f"predicted memory need {need_mib!r} MiB is not a positive number")
+    node_mib = float(node_memory_gb) * 1000.0
+    if need_mib > node_mib:
+        raise ConfigError(f"predicted memory need {need_mib:.0f} MiB per node is above the "
+                          f"node's {node_mib:.0f} MiB; use more nodes or a partition with more "
+                          "memory")
+    asked = min(max(need_mib * MEMORY_MARGIN, need_mib + MEMORY_FLOOR_MIB),
+                MEMORY_REQUEST_SHARE * node_mib)
+    return int(math.ceil(max(asked, need_mib)))
 
 
 def format_slurm_time(seconds: int) -> str:
@@ -223,7 +228,7 @@ class BatchJob:
         summary: a comment line written at the top (sanitised).
         extra_env: more variables exported before the launch.
         gpus: GPUs per node to request; default one per rank on GPU configurations.
-        memory_mb: the predicted host memory need per node, MB: the script asks for it with
+        memory_mb: the predicted host memory need per node, MiB: the script asks for it with
             a margin (:func:`memory_request_mib`). None: not known; then an exclusive job asks
             for the whole node's memory (Slurm ``--mem=0``), another none (the site's default
             memory per CPU applies, said in the script: :func:`memory_note`).
@@ -371,8 +376,8 @@ def memory_note(job: BatchJob, scheduler: str) -> str:
     """One line for the script on the memory it asks for, and why (``""``: nothing to say)."""
     memory = job.memory_mib()
     if memory is not None:
-        return (f"asks {memory} MiB per node: the predicted need of {job.memory_mb:.0f} MB x "
-                f"{MEMORY_MARGIN:g} (at least {MEMORY_FLOOR_MB:.0f} MB more), at most "
+        return (f"asks {memory} MiB per node: the predicted need of {job.memory_mb:.0f} MiB "
+                f"x {MEMORY_MARGIN:g} (at least {MEMORY_FLOOR_MIB:.0f} MiB more), at most "
                 f"{MEMORY_REQUEST_SHARE:.0%} of the node's {job.partition.memory_gb:g} GB")
     if job.exclusive and scheduler == "slurm":
         return ""  # --mem=0: the whole node's, as the fit was judged

@@ -437,7 +437,7 @@ def test_the_shipped_bundle_refuses_a_job_recommend_rejects_for_memory(tmp_path)
     assert res.returncode == 2, res.stdout
     errors = [line for line in res.stderr.splitlines() if "error" in line]
     assert errors == ["hpcds1mpi: error: no configuration of stencil size 3000 fits in memory "
-                      "on partition 'standard': the smallest needs ~81.3 GB per node; usable "
+                      "on partition 'standard': the smallest needs ~77.6 GB per node; usable "
                       "22.8 GB per node; try a smaller --size, or a partition with more memory "
                       "or more nodes"]
     assert not (tmp_path / "m").exists()

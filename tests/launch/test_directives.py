@@ -124,15 +124,25 @@ def test_a_derived_job_name_fits_whenever_the_users_name_does():
 def test_a_known_memory_need_is_asked_for_with_a_margin_per_scheduler():
     """Was: no script asked for memory, while the fit was judged against 90 % of the node: on
     a site with DefMemPerCPU (the test Slurm: 1000 MB per CPU) the job ran with less."""
-    job = cpu_job(memory_mb=20000.0)  # 20 GB per node predicted, 256 GB nodes
-    mib = int(-(-20000.0 * 1.5 * 1e6 // 2 ** 20))
+    job = cpu_job(memory_mb=20000.0)  # 20000 MiB per node predicted, 256 GB nodes
+    mib = 30000
     assert f"#SBATCH --mem={mib}M" in batch.slurm_directives(job)
     assert any(line.startswith("#PBS -l select=") and line.endswith(f":mem={mib}mb")
                for line in batch.pbs_directives(job))
-    # A small need gets at least 1000 MB more; a large one at most 90 % of the node.
-    assert batch.memory_request_mib(100.0, 256) == int(-(-1100.0 * 1e6 // 2 ** 20))
-    assert batch.memory_request_mib(200000.0, 256) == int(-(-0.9 * 256000 * 1e6 // 2 ** 20))
-    assert batch.memory_request_mib(240000.0, 256) == int(-(-240000.0 * 1e6 // 2 ** 20))
+
+
+def test_the_memory_asked_is_in_the_need_s_own_unit_mib():
+    """s40 tester D1: the need (the learned ``peak_rss_mb``) is MiB, but it was converted as
+    decimal MB (x 1e6 / 2**20), asking 4.6 % less than the stated rule, and near the 90 %
+    cap below the measured peak itself. A small need gets 1000 MiB more; a large one at most
+    90 % of the node (a GB is 1000 MiB, as Slurm's RealMemory is read); never below the need."""
+    assert batch.memory_request_mib(363.17, 256) == 1364
+    assert batch.memory_request_mib(100.0, 256) == 1100
+    assert batch.memory_request_mib(200000.0, 256) == int(0.9 * 256000)
+    assert batch.memory_request_mib(240000.0, 256) == 240000  # was 228882: below the need
+    note = batch.memory_note(cpu_job(memory_mb=363.17), "slurm")
+    assert note.startswith("asks 1364 MiB per node: the predicted need of 363 MiB x 1.5 (at "
+                           "least 1000 MiB more)")
 
 
 def test_an_unknown_need_asks_the_whole_node_when_exclusive_else_nothing():

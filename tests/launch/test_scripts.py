@@ -487,7 +487,7 @@ def test_a_script_for_this_machine_names_no_partition(scheduler, queue, tmp_path
 def test_a_script_says_what_memory_it_asks_for_or_why_none(scheduler):
     """Was: no memory asked and no word about it; the site's default then applied."""
     asked = batch.render(cpu_job(memory_mb=20000.0), scheduler)
-    assert "# note: asks 28611 MiB per node: the predicted need of 20000 MB x 1.5" in asked
+    assert "# note: asks 30000 MiB per node: the predicted need of 20000 MiB x 1.5" in asked
     unknown = batch.render(cpu_job(), scheduler)
     option = "#SBATCH --mem=" if scheduler == "slurm" else "mem= in -l select"
     assert f"# note: no {option}: this script was written without a predicted memory need" \
