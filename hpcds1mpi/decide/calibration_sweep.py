@@ -105,9 +105,10 @@ def calibration_steps(scores: s1.Scores, partition: "Partition", n: int = CALIBR
         add(i, "wide runtime interval", 2)
     # here, not at the top: it pulls in the script renderer, which an answer without a
     # calibration never needs (10 ms of a cold recommend's import: s31 speed benchmark)
-    from hpcds1mpi.decide.calibration_time import PredictedStep, within_budget
+    from hpcds1mpi.decide.calibration_time import PredictedStep, measuring_for, within_budget
 
-    steps = [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]))
+    measuring = measuring_for(scores.workload)  # a program's step launches it 3-10 times
+    steps = [PredictedStep(choice.config(i), why, float(cols["runtime_hi"][i]), measuring)
              for i, why, _ in chosen]
     return within_budget(steps, [rank for _, _, rank in chosen], n)
 

@@ -5,11 +5,13 @@ got 1 h whatever the size, and said nothing why)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from hpcds1mpi.launch.scripts import CalibrationStep
+from hpcds1mpi.schemas.sweep_defaults import KERNEL, PROGRAM, Measuring
 
 #: A calibration job's time limit where no prediction can size it, and the least one, s.
 CALIBRATION_DEFAULT_S, CALIBRATION_FLOOR_S = 3600, 600
@@ -20,9 +22,11 @@ STEP_START_S = 30
 @dataclass
 class PredictedStep(CalibrationStep):
     """A calibration step with the model's upper runtime of one run (s; NaN: none), which
-    sizes the job's time limit (:func:`calibration_time_limit`)."""
+    sizes the job's time limit (:func:`calibration_time_limit`), and how its sweep repeats
+    runs: a kernel's defaults, or a ``--command`` program's (every repeat a launch)."""
 
     runtime_hi: float = float("nan")
+    measuring: Measuring = KERNEL
 
     @property
     def timeout_s(self) -> int | None:
@@ -31,13 +35,12 @@ class PredictedStep(CalibrationStep):
         own default, else None (the default). Without it a step predicted to run for hours
         was killed at the default 600 s in a job budgeted for all of them (s40 tester B1)."""
         from hpcds1mpi.launch.directives import TIME_MARGIN
-        from hpcds1mpi.schemas.sweep_defaults import KERNEL, PROGRAM
 
         need = _need_s([self])
         if not np.isfinite(need):
             return None
         share = int(np.ceil(need * TIME_MARGIN))
-        return share if share > max(KERNEL.timeout, PROGRAM.timeout) else None
+        return share if share > self.measuring.timeout else None
 
 
 class CalibrationSteps(list):
@@ -48,11 +51,27 @@ class CalibrationSteps(list):
     left_out: str = ""
 
 
-def _runs() -> int:
-    """The runs one step's sweep makes at most: its defaults' warm-up and repeats."""
-    from hpcds1mpi.schemas.plan import SweepSettings
+def measuring_for(workload: str) -> Measuring:
+    """How a calibration step of ``workload`` repeats its runs: a built-in kernel's sweep, or
+    a user's program's (``sweep --command``), as the script runs it."""
+    from hpcds1mpi.kernels import is_kernel
 
-    return SweepSettings().warmup + SweepSettings().max_repeats
+    try:
+        return KERNEL if is_kernel(workload) else PROGRAM
+    except Exception:  # noqa: BLE001 - a broken plugin: counted as the longer kernel default
+        return KERNEL
+
+
+def _runs(step) -> int:
+    """The runs ``step``'s sweep makes where each takes the model's upper runtime: the
+    warm-up, then repeats until both ``min_repeats`` and ``min_time`` measured, never past
+    ``max_repeats`` (the sweep's defaults for the step's kind; s40 tester D9: a program's
+    step was counted as a kernel's 6 runs, where it launches 3 to 10 times)."""
+    m = getattr(step, "measuring", KERNEL)
+    hi = float(getattr(step, "runtime_hi", float("nan")))
+    repeats = math.ceil(round(m.min_time / hi, 9)) if np.isfinite(hi) and hi > 0 else \
+        m.max_repeats
+    return m.warmup + min(m.max_repeats, max(m.min_repeats, repeats))
 
 
 def _need_s(steps: list) -> float:
@@ -60,7 +79,7 @@ def _need_s(steps: list) -> float:
     his = [getattr(step, "runtime_hi", float("nan")) for step in steps]
     if not all(np.isfinite(his)) or (his and min(his) <= 0):
         return float("nan")
-    return sum(_runs() * hi + STEP_START_S for hi in his)
+    return sum(_runs(step) * hi + STEP_START_S for step, hi in zip(steps, his))
 
 
 def within_budget(steps: list, ranks: list[int], least: int,
@@ -97,9 +116,9 @@ def within_budget(steps: list, ranks: list[int], least: int,
 def calibration_time_limit(steps: list, checks: dict) -> tuple[int, str]:
     """(the calibration job's time limit in s, how it was set, one line for the script).
 
-    Each step's sweep runs at most ``warmup + max_repeats`` times (the sweep's defaults) and
-    starts a launcher and Python: summed over the steps with the model's upper runtime per
-    run, with :data:`~hpcds1mpi.launch.directives.TIME_MARGIN`, at least
+    Each step's sweep runs its warm-up and its repeats (:func:`_runs`: the sweep's defaults
+    for a kernel or a program, each run taking the model's upper runtime) and starts a
+    launcher and Python: summed over the steps, with :data:`~hpcds1mpi.launch.directives.TIME_MARGIN`, at least
     :data:`CALIBRATION_FLOOR_S`. Where the guard escalated on the model's own checks
     (``learned``, ``size_range``: the model is distrusted there, and a job far beyond the
     measured sizes may run far longer), at least the stated default
@@ -116,7 +135,6 @@ def _limit(steps: list, checks: dict) -> tuple[int, str]:
     """:func:`calibration_time_limit` of the steps as they are."""
     from hpcds1mpi.launch.directives import TIME_MARGIN, time_limit_s
 
-    runs = _runs()
     his = [getattr(step, "runtime_hi", float("nan")) for step in steps]
     refused = [k for k in ("name", "hardware") if checks.get(k) == "escalate"]
     default = CALIBRATION_DEFAULT_S // 60
@@ -127,11 +145,11 @@ def _limit(steps: list, checks: dict) -> tuple[int, str]:
             refused[0], "") if refused else "a step has no predicted runtime"
         return CALIBRATION_DEFAULT_S, (f"time limit {default} min, the default: {why}; edit "
                                        "--time above if steps are cut off")
-    need = sum(runs * hi + STEP_START_S for hi in his)
+    need = _need_s(steps)
     computed = time_limit_s(need, floor_s=CALIBRATION_FLOOR_S)
-    how = (f"{len(his)} steps x ({runs} runs x the model's upper runtime per run, up to "
-           f"{max(his):.3g} s, + {STEP_START_S} s start-up) = {need:.0f} s, x {TIME_MARGIN:g}, "
-           f"at least {CALIBRATION_FLOOR_S // 60} min")
+    how = (f"{len(his)} steps x ({_runs_words(steps)} x the model's upper runtime per run, up "
+           f"to {max(his):.3g} s, + {STEP_START_S} s start-up) = {need:.0f} s, x "
+           f"{TIME_MARGIN:g}, at least {CALIBRATION_FLOOR_S // 60} min")
     if checks.get("size_range") not in (None, "pass"):  # each side has its rule: bound_beyond
         how += ("; outside the measured sizes a measured configuration's upper runtime is its "
                 "run at the nearest size grown along the steepest measured slope above them, "
@@ -147,5 +165,22 @@ def _limit(steps: list, checks: dict) -> tuple[int, str]:
                    "above if steps are cut off")
 
 
+def _runs_words(steps: list) -> str:
+    """``3 runs`` or ``3-10 runs``, and the rule that counts them: "6 runs" alone read as
+    a fixed count, where a sweep repeats a run until it has measured enough."""
+    runs = [_runs(step) for step in steps]
+    kinds = {getattr(step, "measuring", KERNEL) for step in steps}
+    count = f"{min(runs)}" if min(runs) == max(runs) else f"{min(runs)}-{max(runs)}"
+    rules = []
+    for m in sorted(kinds, key=lambda m: m == PROGRAM):  # the kernel's first
+        what, unit = ("a program's sweep", "launches") if m == PROGRAM else \
+            ("a kernel's sweep", "repeats")
+        warmup = f"{m.warmup} warm-up + " if m.warmup else ""
+        rules.append(f"{what}: {warmup}{m.min_repeats} to {m.max_repeats} {unit}, until "
+                     f"{m.min_time:g} s is measured")
+    rules = "; ".join(rules)
+    return f"{count} runs ({rules})"
+
+
 __all__ = ["CALIBRATION_DEFAULT_S", "CALIBRATION_FLOOR_S", "CalibrationSteps", "PredictedStep",
-           "STEP_START_S", "calibration_time_limit", "within_budget"]
+           "STEP_START_S", "calibration_time_limit", "measuring_for", "within_budget"]

@@ -60,7 +60,7 @@ def test_a_calibration_limit_beyond_the_measured_sizes_is_modelled_and_says_so()
 
     steps = [PredictedStep(Configuration(1, 1, 1), "widest", 400.0)] * 2
     limit, how = calibration_time_limit(steps, {"size_range": "escalate", "name": "pass"})
-    assert limit > 2 * 6 * 400 and "outside the measured sizes" in how, how
+    assert limit > 2 * 2 * 400 and "outside the measured sizes" in how, how
     limit, how = calibration_time_limit(steps, {"size_range": "pass"})
     assert "beyond" not in how, how
     limit, how = calibration_time_limit(steps, {"hardware": "escalate"})
@@ -113,11 +113,12 @@ def test_steps_beyond_the_least_go_while_the_job_would_outlast_its_budget():
         return [PredictedStep(Configuration(1, r, 1), "why", hi) for r in (1, 2, 3, 4, 5, 6)]
 
     ranks = [0, 1, 0, 1, 0, 0]
-    kept = within_budget(steps(60.0), ranks, 4)  # 6 x (6 x 60 s + 30 s) x 1.5 < 1 h
+    # a kernel's run of 180 s or 250 s: 1 warm-up + 1 repeat (0.2 s measured)
+    kept = within_budget(steps(180.0), ranks, 4)  # 6 x (2 x 180 s + 30 s) x 1.5 < 1 h
     assert len(kept) == 6 and kept.left_out == ""
-    kept = within_budget(steps(100.0), ranks, 4)  # 6 x 630 s x 1.5 > 1 h; 4 x 630 s: kept
+    kept = within_budget(steps(250.0), ranks, 4)  # 6 x 530 s x 1.5 > 1 h; 4 x 530 s: kept
     assert [s.config.ranks_per_node for s in kept] == [1, 3, 5, 6]
-    assert kept.left_out == ("left out for time (all 6 need ~94 min by the model's upper "
+    assert kept.left_out == ("left out for time (all 6 need ~80 min by the model's upper "
                              "runtimes; the budget is 60 min): N1xR2xT1-cpu-fp64, "
                              "N1xR4xT1-cpu-fp64; sweep them in a job of their own")
     limit, how = calibration_time_limit(kept, {"hardware": "escalate"})
@@ -153,3 +154,50 @@ def test_a_step_predicted_to_run_long_gets_a_sweep_timeout_within_the_jobs_time(
         text = render_calibration(quick, CPU, "stencil" if program is None else "app", 64,
                                   program=program, time_limit=600)
         assert "--timeout" not in text, text
+
+
+def test_a_step_counts_the_runs_its_own_sweep_makes():
+    """s40 tester D9: every step was counted as a kernel sweep's most (1 warm-up + 5
+    repeats: "6 runs"), where a program's sweep (``--command``) launches it 3 to 10 times,
+    until 1 s is measured: a 0.636 s program 3 times, a 0.05 s one 10 times; a kernel's
+    repeats stop at 0.2 s measured too (a 60 s run: 1 warm-up + 1 repeat)."""
+    import numpy as np
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide.calibration_sweep import calibration_steps
+    from hpcds1mpi.decide.calibration_time import calibration_time_limit
+    from hpcds1mpi.decide.scores import Scores
+
+    # A program of 10 min per launch, its steps as recommend picks them: 3 launches each.
+    rows = [(1, 1, 1), (1, 1, 2), (1, 2, 1), (2, 1, 1)]
+    n = len(rows)
+    cols = {"partition": np.array(["debug"] * n), "device": np.array(["cpu"] * n),
+            "nodes": np.array([r[0] for r in rows]),
+            "ranks_per_node": np.array([r[1] for r in rows]),
+            "threads": np.array([r[2] for r in rows]), "precision": np.array(["fp64"] * n),
+            "runtime_s": np.full(n, 500.0), "runtime_lo": np.full(n, 400.0),
+            "runtime_hi": np.full(n, 600.0), "reason": np.array([""] * n),
+            "mem_need_mb": np.full(n, 100.0), "mem_limit_mb": np.full(n, 3000.0)}
+    part = Partition(name="debug", cores_per_node=2, memory_gb=3.9, max_nodes=2)
+    steps = calibration_steps(Scores(cols, "myapp", 16), part)
+    limit, how = calibration_time_limit(steps, {"learned": "pass"})
+    assert f"{len(steps)} steps x (3 runs" in how, how  # was "(6 runs x"
+    assert limit == 60 * -(-(len(steps) * (3 * 600 + 30) * 1.5) // 60)
+
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.calibration_time import PredictedStep, measuring_for
+    from hpcds1mpi.schemas.sweep_defaults import KERNEL, PROGRAM
+
+    assert measuring_for("myapp") == PROGRAM and measuring_for("stencil") == KERNEL
+    one = Configuration(1, 1, 1)
+    slow = [PredictedStep(one, "widest", 0.636, PROGRAM)] * 2
+    _, how = calibration_time_limit(slow, {"learned": "pass"})
+    assert "2 steps x (3 runs (a program's sweep: 3 to 10 launches, until 1 s is measured) " \
+        "x the model's upper runtime per run, up to 0.636 s, + 30 s start-up) = 64 s" in how, how
+    quick = [PredictedStep(one, "widest", 0.05, PROGRAM), PredictedStep(one, "a", 0.4, PROGRAM)]
+    _, how = calibration_time_limit(quick, {"learned": "pass"})
+    assert "(3-10 runs (a program's sweep" in how and "= 62 s" in how, how  # 10 x 0.05 + 3 x 0.4
+    kernel = [PredictedStep(one, "widest", 60.0), PredictedStep(one, "a", 0.01)]
+    _, how = calibration_time_limit(kernel, {"learned": "pass"})
+    assert "(2-6 runs (a kernel's sweep: 1 warm-up + 1 to 5 repeats, until 0.2 s is " \
+        "measured)" in how, how
