@@ -39,13 +39,13 @@ from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
+from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 from hpcds1mpi.decide.recommendation import escalation_places, format_time
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch import directives as directives_mod
 from hpcds1mpi.launch.job_script import JobScript
 from hpcds1mpi.launch.pbs_request import free_place_note
 from hpcds1mpi.launch.pbs_rewrite import pbs_notes
@@ -397,13 +397,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     cfg = ch.config(row)
     picked_part = rec.picked.partition
     setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
-    one_launch = directives_mod.time_limit_s(float(ch.scores.cols["runtime_hi"][row])
-                                             * rec.wall_per_runtime + setup_s)
-    basis = "1.5 x the predicted upper runtime" + (
-        f" x {rec.wall_per_runtime:.3g} (its launch wall per second of its own time)"
-        if rec.wall_per_runtime > 1 else "") + (
-        f" plus {format_time(setup_s)} for the --setup ({setup_from})" if setup_s > 0
-        else "") + ", whole minutes, at least 1 min"
+    one_launch, basis = one_launch_limit(float(ch.scores.cols["runtime_hi"][row]),
+                                         rec.wall_per_runtime, setup_s, setup_from)
     repeats = repeats_note(script, one_launch)
     if repeats:  # several launches: one launch's limit would kill the job
         notes.append(repeats)

@@ -399,11 +399,11 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
     run = measured_run(rec, scheduler, program)  # its sweep's folder and launcher (s29 A1, B4)
     if time_limit_s is None:  # plus the sweep's --setup, which the job runs first (s30 O1)
-        limit = directives.time_limit_s(r["runtime_hi"] * rec.wall_per_runtime + run.setup_s)
-        whence = (f"; time limit allows {rec.wall_per_runtime:.3g}x the predicted time, the "
-                  "measured launch wall per reported second" if rec.wall_per_runtime > 1 else "")
-        whence += (f"; time limit adds {format_time(run.setup_s)} for the --setup "
-                   f"({run.setup_from})" if run.setup_s > 0 else "")
+        from hpcds1mpi.decide.launch_time_limit import one_launch_limit
+
+        limit, basis = one_launch_limit(r["runtime_hi"], rec.wall_per_runtime, run.setup_s,
+                                        run.setup_from)  # as advise says it (s40 D6)
+        whence = f"; time limit {directives.format_time_limit(limit, scheduler)}: {basis}"
     else:
         limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
         whence = f"; time limit {time_limit_from}"

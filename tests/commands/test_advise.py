@@ -370,7 +370,7 @@ def test_the_proposed_time_limit_adds_the_setup_as_recommends_script_does(tmp_pa
     script = run_cli(["recommend", "--workload", "app", "--size", "15", "--model", "model",
                       "--cluster", CLUSTER, "--emit", "slurm"], cwd=tmp_path)
     assert script.returncode == 0, script.stderr
-    assert "time limit adds 90 s for the --setup" in script.stdout
+    assert "plus 90 s for the --setup (the longest measured for this program)" in script.stdout
     limit = next(line for line in script.stdout.splitlines() if line.startswith("#SBATCH --time"))
     assert shown["walltime_s"] >= 120 and limit == \
         f"#SBATCH --time=00:{shown['walltime_s'] // 60:02d}:00", (limit, shown)

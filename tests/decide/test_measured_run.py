@@ -311,7 +311,7 @@ def test_the_time_limit_adds_the_longest_setup_measured(swept):
                                                             "setup": "sleep 65"})
     plain = _script(_program_rec(with_setup), "slurm")
     assert "\nmkdir -p -- cases/2-1 ||" in _script(_program_rec(with_setup), "pbs")  # N7a
-    assert "#SBATCH --time=00:01:00" in plain and "time limit adds" not in plain
+    assert "#SBATCH --time=00:01:00" in plain and "s for the --setup (" not in plain
     for recorded, whence in (({"N1xR1xT2-cpu-fp64": 65.0, "": 90.0}, "this configuration"),
                              ({"N1xR2xT1-cpu-fp64": 90.0, "": 90.0}, "this program")):
         rec = _program_rec(with_setup)
@@ -321,11 +321,11 @@ def test_the_time_limit_adds_the_longest_setup_measured(swept):
         assert "#SBATCH --time=00:01:00" not in script, script
         # (65 or 90 s + the run) x the 1.5 margin, whole minutes
         assert f"#SBATCH --time=00:0{2 if whence == 'this configuration' else 3}:00" in script
-        assert f"time limit adds {'65 s' if whence == 'this configuration' else '90 s'} for " \
+        assert f"plus {'65 s' if whence == 'this configuration' else '90 s'} for " \
             f"the --setup (the longest measured for {whence})" in script, script
     # no setup in the sweep: a recorded time means nothing
     script = _script(_program_rec(_WithSetup(levels, {"": 90.0})), "slurm")
-    assert "#SBATCH --time=00:01:00" in script and "time limit adds" not in script
+    assert "#SBATCH --time=00:01:00" in script and "s for the --setup (" not in script
 
 
 def test_no_size_note_where_the_setup_carries_the_size(swept):

@@ -152,8 +152,23 @@ def test_the_script_time_limit_allows_a_programs_measured_launch_wall():
         return int(h) * 60 + int(m)
 
     assert minutes(scaled) > minutes(plain)
-    assert "the measured launch wall per reported second" in scaled
+    assert "x 5e+03 (its launch wall per second of its own time)" in scaled
     assert "launch wall" not in plain
+
+
+def test_the_script_comment_states_the_limit_it_asks_and_its_rule():
+    """s40 tester D6: "time limit allows 6.32x the predicted time" for a 60 s limit that
+    allowed 484x it: the factor multiplies the upper runtime, then the margin and the 60 s
+    floor apply. The comment now says the limit and the rule, in advise's words."""
+    rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"))
+    rec.wall_per_runtime = 6.32
+    script = emit_script(rec, "slurm", None)
+    asked = next(ln for ln in script.splitlines() if ln.startswith("#SBATCH --time="))
+    comment = next(ln for ln in script.splitlines() if ln.startswith("# recommended by"))
+    assert "allows" not in comment, comment
+    assert (f"; time limit {asked.split('=', 1)[1]}: 1.5 x the predicted upper runtime x 6.32 "
+            "(its launch wall per second of its own time), whole minutes, at least 1 min"
+            in comment), comment
 
 
 def test_a_note_is_shown_once_in_the_table_and_listed_in_the_json():
