@@ -335,8 +335,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             from hpcds1mpi.atomic import write_text
 
             write_text(script_path, script, "batch script")  # whole or not at all
+        from hpcds1mpi.launch import directives
+
         if rec.picked is None:  # the calibration sweep keeps its own limit: said as it is
-            script_time = _script_time_s(script)
+            script_time = directives.script_time_limit_s(script)
+        elif script_time is not None:  # whole minutes, as the script asks it (s40 D10)
+            script_time = directives.given_time_limit_s(script_time)
     from hpcds1mpi.decide.offer import runtime_note
 
     note = runtime_note(bundle, workload)  # which runtime a program's model learned; None: kernel
@@ -344,16 +348,6 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
             script_path=script_path, script_to_stdout=script_to_stdout,
             uses_proposal=uses_proposal, script_time=script_time,
             rounded=_rounded_note(time_limit, limit_s, emit or "slurm"))
-
-
-def _script_time_s(script: str) -> float | None:
-    """The time limit a Slurm script asks for (its ``#SBATCH --time=``), in seconds."""
-    from hpcds1mpi.launch.script_options import parse_slurm_time
-
-    for line in script.splitlines():
-        if line.startswith("#SBATCH --time="):
-            return parse_slurm_time(line.split("=", 1)[1])
-    return None
 
 
 def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_to_stdout,

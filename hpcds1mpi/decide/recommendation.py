@@ -373,8 +373,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 f"{scheduler} job, then hpcds1mpi "
                 f"{'train' if rec.calibration_new_machine else 'learn'}")
         limit, how = calibration_time_limit(rec.calibration_steps, rec.verdict.checks) \
-            if time_limit_s is None else (int(math.ceil(max(60.0, float(time_limit_s)) / 60.0)
-                                              * 60), f"time limit {time_limit_from}")
+            if time_limit_s is None else (directives.given_time_limit_s(time_limit_s),
+                                          f"time limit {time_limit_from}")
         return scripts.render_calibration(  # its time limit sized and said: s31 tester Q9
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
@@ -405,7 +405,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                                         run.setup_from)  # as advise says it (s40 D6)
         whence = f"; time limit {directives.format_time_limit(limit, scheduler)}: {basis}"
     else:
-        limit = int(math.ceil(max(60.0, float(time_limit_s)) / 60.0) * 60)
+        limit = directives.given_time_limit_s(time_limit_s)
         whence = f"; time limit {time_limit_from}"
     cfg = ch.config()
     # Host memory per node: a GPU row's need is per GPU (one rank per GPU), a CPU row's per node.

@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from hpcds1mpi.decide.walltime_evidence import Kills, enough_jobs, no_requests_case
-from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time
+from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time, \
+    given_time_limit_s
 
 
 #: Why a request new to the user is kept ({what}: the request, :func:`request_words`).
@@ -22,7 +23,7 @@ NOVEL = ("none of your finished jobs asked for {what}, and the history has too f
 def time_limit_text(seconds: float) -> str:
     """``seconds`` as ``--time`` and ``recommend --time-limit`` read it (``[D-]HH:MM:SS``,
     whole minutes rounded up): a bare number is minutes to both (s35 tester T5)."""
-    return format_slurm_time(60 * int(np.ceil(round(seconds, 3) / 60.0)))
+    return format_slurm_time(given_time_limit_s(seconds))
 
 
 def _percent(share: float) -> str:
@@ -204,16 +205,19 @@ class WalltimeProposal:
             like = f" {self.like_what}" if self.like_what else ""
             sure += (f"; {self.n_user_within} of your {self.n_like or self.n_history} finished "
                      f"jobs{like} ran within it")
-        minutes = int(np.ceil(round(self.time_s, 3) / 60.0))  # as slurm_time rounds it
-        asked = (f"-l walltime={format_pbs_walltime(minutes * 60)}" if scheduler == "pbs"
+        limit = given_time_limit_s(self.time_s)  # as the script asks it
+        asked = (f"-l walltime={format_pbs_walltime(limit)}" if scheduler == "pbs"
                  else f"--time {self.slurm_time()}")
+        # the seconds said are the script's; the proposal's own beside them where they differ
+        shown = f"{limit} s{capped}" if abs(limit - self.time_s) < 0.5 else \
+            f"{limit} s: the proposed {self.time_s:.0f} s{capped}, rounded up to whole minutes"
         ignored = self.killed_ignored
         counted = kills if kills is not None else self.killed_below
         more = (f"; {counted.n} more killed at their limit" if counted is not None else
                 f"; {ignored.n} more killed at their limit, ignored" if ignored else "")
         where = (f"; partition taken as {self.partition_guess!r}, where your jobs ran (the "
                  "job names none)" if self.partition_guess else "")
-        lines = [f"walltime: {asked} ({self.time_s:.0f} s{capped}; {case}; {sure})",
+        lines = [f"walltime: {asked} ({shown}; {case}; {sure})",
                  f"walltime: predicted run time {self.point_s:.0f} s (modelled), from "
                  f"{self.n_history} finished jobs of the user ({self.n_same_name} with this "
                  f"name{more}), a model of {self.n_train} jobs{where}"]

@@ -160,6 +160,26 @@ def time_limit_s(runtime_hi_s: float, margin: float = TIME_MARGIN,
     return int(math.ceil(seconds / 60.0) * 60)
 
 
+def given_time_limit_s(seconds: float) -> int:
+    """A given time limit (a walltime proposed from the history, a ``--time-limit``) as a
+    script asks for it, s: whole minutes rounded up (to the millisecond: 900.0004 s is 15
+    min, as ``--time`` is written), at least :data:`TIME_FLOOR_S`. The one rule of the
+    script and of the figures said beside it (s40 tester D10: the JSON said 910.87 s of a
+    script asking 960 s)."""
+    seconds = max(float(TIME_FLOOR_S), float(seconds))
+    return int(math.ceil(round(seconds, 3) / 60.0) * 60)
+
+
+def script_time_limit_s(script: str) -> float | None:
+    """The time limit a Slurm script asks for (its ``#SBATCH --time=``), in seconds."""
+    from hpcds1mpi.launch.script_options import parse_slurm_time
+
+    for line in script.splitlines():
+        if line.startswith("#SBATCH --time="):
+            return parse_slurm_time(line.split("=", 1)[1])
+    return None
+
+
 def memory_request_mib(need_mib: float, node_memory_gb: float) -> int:
     """The memory (MiB, the unit of Slurm's ``--mem=NM`` and PBS's ``mem=Nmb``) to ask per
     node for a job predicted to need ``need_mib`` MiB per node (the surrogate's

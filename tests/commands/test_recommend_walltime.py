@@ -103,3 +103,24 @@ def test_the_help_says_the_calibration_sweep_is_written_for_slurm_only():
     refuses ("written for Slurm only")."""
     text = " ".join(CliRunner().invoke(command, ["--help"]).output.split())
     assert "Write a batch script (when escalated, the calibration sweep: Slurm only)." in text
+
+
+def test_the_walltime_figures_said_are_the_ones_the_script_asks(fake_cli, tmp_path):
+    """s40 tester D10: JSON ``script_time_s`` 910.87 and the text "--time 00:16:00 (911 s" for
+    a script asking --time=00:16:00 = 960 s: the proposal is rounded up to whole minutes in
+    the script, so the figures beside it are too, the proposal's own said beside them."""
+    out = tmp_path / "job.sh"
+    ask = ["--workload", "gemm", "--size", "2048", "--history", str(_table(tmp_path)),
+           "--user", "alice", "--emit", "slurm", "-o", str(out)]
+    data = json.loads(fake_cli(*ask, "--json").stdout)["walltime"]
+    h, m, s = (int(x) for x in next(ln.split("=", 1)[1] for ln in out.read_text().splitlines()
+                                    if ln.startswith("#SBATCH --time=")).split(":"))
+    asked = h * 3600 + m * 60 + s
+    assert data["in_script"] is True and data["time"] == f"{h:02d}:{m:02d}:{s:02d}"
+    assert data["time_s"] % 60 != 0  # the case: a proposal off the whole minutes
+    assert data["script_time_s"] == asked, data
+    line = next(ln for ln in fake_cli(*ask).output.splitlines()
+                if ln.startswith("walltime: --time"))
+    assert line.startswith(f"walltime: --time {data['time']} ({asked} s: the proposed "
+                           f"{data['time_s']:.0f} s"), line
+    assert "rounded up to whole minutes" in line, line

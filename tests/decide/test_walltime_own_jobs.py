@@ -60,8 +60,13 @@ def test_given_no_request_the_proposal_is_held_to_the_users_runs(synthetic, monk
     longest = float(runs.max())
     p = propose_walltime(synthetic, "1", procs=2, predictor_args={"n_estimators": 40})
     assert p.time_s == 2 * longest == p.held_to_s
-    assert (f"({2 * longest:.0f} s, held to 2 times the longest of your {len(runs)} completed "
-            f"jobs like it ({longest:.0f} s); ") in p.lines()[0]
+    from hpcds1mpi.launch.directives import given_time_limit_s
+
+    limit = given_time_limit_s(2 * longest)  # the script's whole minutes first (s40 D10)
+    held = f"held to 2 times the longest of your {len(runs)} completed jobs like it"
+    assert (f"({limit} s: the proposed {2 * longest:.0f} s, {held} ({longest:.0f} s), "
+            "rounded up to whole minutes; " if limit != 2 * longest else
+            f"({limit} s, {held} ({longest:.0f} s); ") in p.lines()[0]
     asked = propose_walltime(synthetic, "1", procs=2, time_limit_s=60.0,
                              predictor_args={"n_estimators": 40})
     warning = asked.lines()[-1]
