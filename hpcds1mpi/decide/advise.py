@@ -27,7 +27,7 @@ guard's verdict and no prediction at all, as ``recommend`` does for an unfamilia
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Sequence
 
 from hpcds1mpi.config import Configuration
@@ -36,6 +36,7 @@ from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import fails, judge_gain, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
+from hpcds1mpi.decide.advise_memory import memory_warning, rewritten_memory_mib
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
@@ -81,6 +82,7 @@ class Side:
         unmeasured: parts of the layout at levels the model never measured (extrapolated).
         lines: script lines it was read from (asked side only).
         walltime_basis: how ``walltime_s`` was chosen (recommended side only).
+        mem_need_mib: predicted host memory need per node, MiB (NaN: not predicted).
     """
 
     config: Configuration
@@ -97,6 +99,7 @@ class Side:
     unmeasured: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
     walltime_basis: str = ""
+    mem_need_mib: float = float("nan")
 
     @property
     def predicted(self) -> bool:
@@ -421,6 +424,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     queue if (queue != script.partition if script.partition
                               else picked_part.name != partition.name) else None,
                     picked_part.cores_per_node)
+    layout = replace(layout, memory_mib=rewritten_memory_mib(  # as recommend asks (s40 D12)
+        script, advice.recommended.mem_need_mib, picked_part))
+    advice.warnings += [w for w in [memory_warning(script, advice.asked.mem_need_mib,
+                                                   partition, advice.asked.text())] if w]
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout)

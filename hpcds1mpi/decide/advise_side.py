@@ -54,7 +54,8 @@ def predict_side(bundle, workload: str, size: int, partition: "Partition",
     ``predict`` scores it."""
     at = grid_row(grid, partition.name, config)
     if at is not None:
-        row = {key: grid[key][at] for key in (*SIDE_COLUMNS, "reason") if key in grid}
+        row = {key: grid[key][at] for key in (*SIDE_COLUMNS, "reason", "mem_need_mb")
+               if key in grid}
     else:  # scored as predict and recommend score it (s35 tester R9)
         import pandas as pd
 
@@ -72,6 +73,10 @@ def predict_side(bundle, workload: str, size: int, partition: "Partition",
             uses_threads=offered(workload, partition)[0]).items()}
     for key in SIDE_COLUMNS:
         setattr(side, key, float(row[key]))
+    from hpcds1mpi.decide.advise_memory import host_need_per_node
+
+    side.mem_need_mib = host_need_per_node(row.get("mem_need_mb", float("nan")), config.device,
+                                           config.ranks_per_node)  # s40 tester D12
     side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"
                     }.get(str(row.get("reason", "")), "")
     side.unmeasured = unmeasured(bundle, workload, config)

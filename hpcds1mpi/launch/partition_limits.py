@@ -68,7 +68,7 @@ def _megabytes(text: str) -> float | None:
         return None
 
 
-def _mem_option_mb(value: str) -> float | None:
+def mem_option_mb(value: str) -> float | None:
     """``--mem``'s value (``3000``, ``3000M``, ``3G``, ``3GB``) in MB; None for no number."""
     value = value.strip().upper().removesuffix("B")
     return _megabytes(value[:-1] if value.endswith("M") else value)
@@ -163,7 +163,7 @@ def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_no
                         "fewer repeats or sizes")
         elif name == "--mem":
             most = limits.max_mem_mb(cpus_per_node)
-            asked = _mem_option_mb(value) if value != "0" else None
+            asked = mem_option_mb(value) if value != "0" else None
             if most is not None and value == "0":
                 line = f"#SBATCH --mem={int(most)}M"
                 notes.append(f"--mem=0 (the whole node) cut to {where}'s MaxMemPerNode "
@@ -192,7 +192,7 @@ def script_problems(script, limits: PartitionLimits | None) -> list[str]:
                      f"{format_slurm_time(limits.max_time_s)}: the job would pend "
                      "(PartitionTimeLimit); ask for less or use another partition")
     mem = script.directives.get("mem")
-    asked = _mem_option_mb(str(mem.value)) if mem is not None and mem.value else None
+    asked = mem_option_mb(str(mem.value)) if mem is not None and mem.value else None
     cpus = (script.ntasks_per_node or 1) * (script.cpus_per_task or 1)
     most = limits.max_mem_mb(cpus)
     if most is not None and mem is not None and (asked is not None and asked > most

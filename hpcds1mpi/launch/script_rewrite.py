@@ -57,6 +57,7 @@ class Layout:
     time_s: int | None = None
     partition: str | None = None
     cores_per_node: int | None = None  # where Open MPI's ranks get T cores each, or none
+    memory_mib: int | None = None  # a --mem raised to the predicted need's request, or none
 
 
 def _gpu_value(value: str, option: str, count: int) -> str:
@@ -122,6 +123,8 @@ def _slurm(e: Edits, script: "JobScript", to: Layout) -> None:
             e.put(d["time"], format_slurm_time(to.time_s), "--time")
         else:
             new.append(f"--time={format_slurm_time(to.time_s)}")
+    if to.memory_mib and "mem" in d:  # only a --mem below the need is raised (s40 D12)
+        e.put(d["mem"], f"{to.memory_mib}M", "--mem")
     if to.partition and "partition" in d:
         e.put(d["partition"], to.partition, "--partition")
     elif to.partition:  # the job would go to the default partition, not the one advised

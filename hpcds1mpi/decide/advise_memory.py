@@ -1,0 +1,84 @@
+"""The memory a script asks per node against the predicted need, for ``advise``.
+
+Before, advise compared layouts and time limits but never memory: a script asking
+``--mem=100M`` for a job predicted to need 363 MiB per node was called the recommended
+layout, and ``--rewrite`` kept the 100M where ``recommend``'s own script asks 1364M (s40
+tester D12). Now the script's ask is read (``--mem``, or ``--mem-per-cpu`` x its CPUs per
+node), a warning says when it is below the predicted need of the script's layout, and
+``--rewrite`` raises a ``--mem`` below the need of the layout it writes to what ``recommend``
+would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`). A script that asks no
+memory gets the site's default, which is not known here: nothing is said of it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch.job_script import JobScript
+
+
+def asked_memory_mib(script: "JobScript") -> tuple[float | None, str]:
+    """(MiB per node the Slurm ``script`` asks for, how it asks it, e.g. ``--mem=100M (line
+    6)``); ``(None, "")`` where it asks none, the whole node (``--mem=0``), or is not Slurm."""
+    from hpcds1mpi.launch.partition_limits import mem_option_mb
+
+    if script.scheduler != "slurm":
+        return None, ""
+    mem, per_cpu = script.directives.get("mem"), script.directives.get("mem-per-cpu")
+    if mem is not None and mem.value and str(mem.value) != "0":
+        return mem_option_mb(str(mem.value)), f"--mem={mem.value} (line {mem.line})"
+    if per_cpu is not None and per_cpu.value and str(per_cpu.value) != "0":
+        cpus = (script.ntasks_per_node or 1) * (script.cpus_per_task or 1)
+        mib = mem_option_mb(str(per_cpu.value))
+        return (None if mib is None else mib * cpus,
+                f"--mem-per-cpu={per_cpu.value} (line {per_cpu.line}) x {cpus} CPUs per node")
+    return None, ""
+
+
+def memory_warning(script: "JobScript", need_mib: float, partition: "Partition",
+                   layout: str) -> str | None:
+    """The warning for a script asking less memory per node than its layout is predicted to
+    need (``need_mib``, host MiB per node); None where it asks enough, or either is unknown."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.directives import MEMORY_FLOOR_MIB, MEMORY_MARGIN, memory_request_mib
+
+    asked, how = asked_memory_mib(script)
+    if asked is None or not math.isfinite(need_mib) or need_mib <= 0 or asked >= need_mib:
+        return None
+    try:
+        request = memory_request_mib(need_mib, partition.memory_gb)
+    except ConfigError:  # above the node: the fit check says that
+        return None
+    return (f"the script asks {how} = {asked:.0f} MiB per node, below the predicted need of "
+            f"{need_mib:.0f} MiB per node of {layout}: a site that enforces it kills the job; "
+            f"ask --mem={request}M (the need x {MEMORY_MARGIN:g}, at least "
+            f"{MEMORY_FLOOR_MIB:.0f} MiB more, as recommend writes it)")
+
+
+def rewritten_memory_mib(script: "JobScript", need_mib: float,
+                         partition: "Partition") -> int | None:
+    """The ``--mem`` (MiB) ``--rewrite`` writes: what recommend asks for the rewritten layout's
+    need, where the script's ``--mem`` is below that need; None: the script's stays."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.directives import memory_request_mib
+
+    mem = script.directives.get("mem") if script.scheduler == "slurm" else None
+    asked, _ = asked_memory_mib(script)
+    if mem is None or asked is None or not math.isfinite(need_mib) or asked >= need_mib:
+        return None
+    try:
+        return memory_request_mib(need_mib, partition.memory_gb)
+    except ConfigError:
+        return None
+
+
+def host_need_per_node(need_mb: float, device: str, ranks_per_node: int) -> float:
+    """A candidate's ``mem_need_mb`` (per node on CPU, per GPU on GPU) as host memory per
+    node, as recommend's script asks it (a GPU rank per GPU)."""
+    return float(need_mb) * (ranks_per_node if device == "gpu" else 1)
+
+
+__all__ = ["asked_memory_mib", "host_need_per_node", "memory_warning", "rewritten_memory_mib"]

@@ -1,0 +1,75 @@
+"""``advise`` compares the memory a script asks per node with the predicted need (s40 tester
+D12: a ``--mem=100M`` script of a job needing hundreds of MiB was called the recommended
+layout, and ``--rewrite`` kept the 100M where recommend's own script asks far more)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi import cluster as cluster_mod
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.launch.directives import memory_request_mib
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
+SCRIPT = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+{mem}#SBATCH --time=00:30:00
+export OMP_NUM_THREADS=2
+srun hpcds1mpi run stencil --size 128 --precision fp64
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle():
+    return load_model(None)
+
+
+@pytest.fixture(scope="module")
+def places():
+    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
+    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
+
+
+@pytest.fixture(autouse=True)
+def user_files(tmp_path, monkeypatch):
+    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
+
+
+def test_a_script_asking_less_memory_than_the_need_is_warned_and_rewritten(bundle, places):
+    a = advise(SCRIPT.format(mem="#SBATCH --mem=1M\n"), bundle, places, model_dir=DEFAULT_MODEL)
+    assert "#SBATCH --mem=1M\n" not in a.rewritten  # was kept
+    assert [w for w in a.warnings if "--mem=1M" in w], a.warnings  # was: nothing said
+    need = a.asked.mem_need_mib
+    assert math.isfinite(need) and need > 1, a.asked  # in the answer (and its JSON) too
+    assert "mem_need_mib" in a.to_dict()["asked"]
+    said = [w for w in a.warnings if "--mem=1M (line 6) = 1 MiB per node, below the predicted "
+            f"need of {need:.0f} MiB per node" in w]
+    part = next(p for _, p in places if p.name == "standard")
+    request = memory_request_mib(need, part.memory_gb)
+    assert said and f"ask --mem={request}M" in said[0], a.warnings
+    new = memory_request_mib(a.recommended.mem_need_mib, part.memory_gb)
+    assert "#SBATCH --mem=1M\n" not in a.rewritten and f"#SBATCH --mem={new}M\n" in a.rewritten
+    assert any(c.line == 6 for c in a.changes), a.changes
+
+
+@pytest.mark.parametrize("mem", ["#SBATCH --mem=200G\n", "#SBATCH --mem=0\n", ""])
+def test_a_script_asking_enough_the_whole_node_or_nothing_keeps_its_memory(bundle, places, mem):
+    a = advise(SCRIPT.format(mem=mem), bundle, places, model_dir=DEFAULT_MODEL)
+    assert not [w for w in a.warnings if "predicted need" in w], a.warnings
+    assert mem in a.rewritten and "--mem" not in "".join(str(c) for c in a.changes)
+
+
+def test_a_per_cpu_ask_is_counted_per_node():
+    from hpcds1mpi.decide.advise_memory import asked_memory_mib
+    from hpcds1mpi.launch.script_reading import read_script
+
+    script = read_script(SCRIPT.format(mem="#SBATCH --mem-per-cpu=1G\n"))
+    assert asked_memory_mib(script) == (2048.0, "--mem-per-cpu=1G (line 6) x 2 CPUs per node")
