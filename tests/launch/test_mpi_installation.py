@@ -5,6 +5,7 @@ program built with its ``mpicc``, the venv's MPICH wheel and Debian's MPIs; real
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -12,8 +13,8 @@ import pytest
 
 from hpcds1mpi.launch import mpi_family
 from hpcds1mpi.launch.given_launcher import instead
-from hpcds1mpi.launch.mpi_installation import (installation_launcher, other_installation,
-                                               same_launcher)
+from hpcds1mpi.launch.mpi_installation import (installation_launcher, launcher_file_family,
+                                               other_installation, same_launcher)
 from hpcds1mpi.launch.script_mpi_check import mpi_mismatch
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
@@ -81,3 +82,29 @@ def test_a_launcher_of_another_installation_of_the_family_is_said(intel_program)
     assert f"the launcher {WHEEL_MPIEXEC} is another installation's" in said
     assert other_installation(library, "mpich", str(root / "bin" / "mpiexec.hydra")) is None
     assert other_installation(None, "mpich", WHEEL_MPIEXEC) is None  # library not read
+
+
+def _elf_launcher(path: Path, marks: bytes = b"") -> str:
+    """An executable ELF file at ``path`` (a copy of ``true``) with ``marks`` in its bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(Path(os.path.realpath(shutil.which("true"))).read_bytes() + marks)
+    path.chmod(0o755)
+    return str(path)
+
+
+def test_a_relocating_open_mpi_wrapper_is_its_installations_launcher(tmp_path):
+    """s40 tester A2: the PyPI wheel's bin/mpirun links only libc and execs ompirun_wrapper
+    after setting OPAL_PREFIX; it was never the launcher of its own libmpi.so.40, so Debian's
+    4.1 mpirun.openmpi was named and a 4.1 launcher for the 5.0 program went unsaid."""
+    prefix = tmp_path / "ompi5"
+    (prefix / "lib").mkdir(parents=True)
+    library = prefix / "lib" / "libmpi.so.40"
+    library.write_bytes(b"\x7fELF")
+    own = _elf_launcher(prefix / "bin" / "mpirun", b"\0ompirun_wrapper\0OPAL_PREFIX\0")
+    assert launcher_file_family(own) == "openmpi"
+    assert launcher_file_family(_elf_launcher(tmp_path / "plain" / "mpirun")) is None
+    assert installation_launcher(str(library), "openmpi") == own
+    assert installation_launcher(str(library), "mpich") is None
+    other = _elf_launcher(tmp_path / "ompi4" / "bin" / "orterun")
+    said = other_installation(str(library), "openmpi", other)
+    assert said and said.endswith(f"--mpiexec {own}") and f"the launcher {other} is" in said
