@@ -332,9 +332,9 @@ def _version_text(path: str, search_path: str | None) -> str | None:
 
 def mpiexec_flavor(path: str) -> str:
     """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
-    text = version_text(path) or ""
-    return ("openmpi" if "Open MPI" in text or "OpenRTE" in text or "open-mpi.org" in text
-            else "hydra")
+    from hpcds1mpi.launch.mpi_installation import version_family
+
+    return "openmpi" if version_family(path, version_text(path)) == "openmpi" else "hydra"
 
 
 def library_version(path: str) -> str:

@@ -260,20 +260,15 @@ def program_mpi(tokens: list[str], env: dict | None = None, cwd: str | None = No
 
 
 def launcher_family(path: str) -> str | None:
-    """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` (srun), or None when the
-    command's ``--version`` names no MPI launcher."""
+    """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` (srun), or None when
+    neither the command's ``--version`` nor its file names an MPI launcher
+    (:func:`~hpcds1mpi.launch.mpi_installation.version_family`)."""
     from hpcds1mpi.launch.launchers import version_text
+    from hpcds1mpi.launch.mpi_installation import version_family
 
     if os.path.basename(path) == "srun":
         return "slurm"
-    text = version_text(path) or ""
-    if "Open MPI" in text or "OpenRTE" in text or "open-mpi.org" in text:
-        return OPENMPI
-    if "HYDRA" in text or "hydra" in text or "Intel(R) MPI" in text:
-        return MPICH
-    if text.startswith("slurm"):
-        return "slurm"
-    return None
+    return version_family(path, version_text(path))
 
 
 def candidates(family: str, env: dict | None = None, exclude: str = "",

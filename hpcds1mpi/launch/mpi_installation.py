@@ -34,6 +34,9 @@ _OPENMPI_LIBS = re.compile(r"^lib(open-rte|open-pal|prrte)\.so")
 #: Open MPI's relocation variable, named in a launcher that links neither: the PyPI wheel's
 #: ``bin/mpirun`` is a small ELF that sets it and execs ``ompirun_wrapper`` (s40 tester A2).
 _OPENMPI_MARK = b"OPAL_PREFIX"
+#: PRRTE's own launchers (Open MPI 5's runtime): started by a path they give their ranks no
+#: prefix (no ``PREFIX/lib`` on ``LD_LIBRARY_PATH``), unlike Open MPI's ``mpirun``.
+PRRTE_LAUNCHERS = ("prterun", "prte")
 #: The most of a launcher file read for hydra's proxy's name.
 _MAX_READ = 256 << 20
 #: How far above the library's folder its installation's ``bin`` is looked for: ``lib/``,
@@ -62,6 +65,22 @@ def launcher_file_family(path: str) -> str | None:
     if b"hydra_pmi_proxy" in data:
         return MPICH
     return OPENMPI if _OPENMPI_MARK in data else None
+
+
+def version_family(path: str, text: str | None) -> str | None:
+    """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` for the launcher ``path``
+    whose ``--version`` printed ``text``: Open MPI's ``mpirun``, PRRTE's ``prterun (PRRTE)``
+    (Open MPI 5's own launcher); where the text names no launcher, what its file says
+    (:func:`launcher_file_family`: a relocated ``prterun`` of the PyPI wheel prints only a
+    help-file-missing box, s40 tester A3); None where neither says."""
+    text = text or ""
+    if any(mark in text for mark in ("Open MPI", "OpenRTE", "open-mpi.org", "(PRRTE)")):
+        return OPENMPI
+    if "HYDRA" in text or "hydra" in text or "Intel(R) MPI" in text:
+        return MPICH
+    if text.startswith("slurm"):
+        return "slurm"
+    return launcher_file_family(path)
 
 
 def same_launcher(first: str, second: str) -> bool:

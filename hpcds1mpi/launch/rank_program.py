@@ -22,9 +22,11 @@ from hpcds1mpi.launch.exec_wrappers import past_wrappers
 def openmpi_prefix(launcher: str, args: Sequence[str] = ()) -> str | None:
     """The prefix Open MPI's ``launcher`` (run with ``args``) gives its ranks: ``--prefix
     DIR``, else its own folder's parent when started by an absolute path (as written, not
-    resolved: Open MPI reads its ``argv[0]``); None for ``--noprefix``, another launcher, or
+    resolved: Open MPI reads its ``argv[0]``); None for ``--noprefix``, another launcher, PRRTE's
+    ``prterun`` (measured: its ranks get no prefix), or
     a launcher found on PATH by name."""
     from hpcds1mpi.launch.mpi_family import launcher_family
+    from hpcds1mpi.launch.mpi_installation import PRRTE_LAUNCHERS
     from hpcds1mpi.launch.mpi_names import OPENMPI
 
     if not launcher or os.path.basename(launcher) == "srun":
@@ -37,7 +39,8 @@ def openmpi_prefix(launcher: str, args: Sequence[str] = ()) -> str | None:
             given = args[k + 1]
     if given is None and not os.path.isabs(launcher):
         return None
-    if launcher_family(launcher) != OPENMPI:
+    if launcher_family(launcher) != OPENMPI or os.path.basename(
+            os.path.realpath(launcher)) in PRRTE_LAUNCHERS:  # prterun: no prefix (s40 A9)
         return None
     return given if given is not None else os.path.dirname(os.path.dirname(launcher))
 

@@ -177,3 +177,13 @@ def test_a_launcher_of_blanks_only_is_refused_in_one_line_not_a_traceback(blank)
         said = str(refused.value)
         assert said.startswith(f"{given} {blank!r} not found; give the path of an MPI "
                                "launcher: ") and "\n" not in said, said
+
+
+def test_prrtes_launcher_whose_version_fails_is_accepted_as_open_mpis(tmp_path):
+    """s40 tester A3: the Open MPI 5 wheel's prterun, relocated, prints only a
+    help-file-missing box for --version: it was refused as "not an MPI launcher", naming
+    another installation's launcher; its file's name says Open MPI."""
+    prterun = _script(tmp_path / "prterun", "#!/bin/sh\necho '----'\necho 'Sorry!  You were "
+                      "supposed to get help about:'\nexit 1\n")
+    assert check_mpiexec(prterun) == prterun
+    assert mpi_family.launcher_family(prterun) == "openmpi"

@@ -108,3 +108,32 @@ def test_a_relocating_open_mpi_wrapper_is_its_installations_launcher(tmp_path):
     other = _elf_launcher(tmp_path / "ompi4" / "bin" / "orterun")
     said = other_installation(str(library), "openmpi", other)
     assert said and said.endswith(f"--mpiexec {own}") and f"the launcher {other} is" in said
+
+
+def test_prrtes_launcher_is_open_mpis_by_its_version_or_its_file(tmp_path):
+    """s40 tester A3: Open MPI 5's prterun prints "prterun (PRRTE) 3.0.14"; the wheel's,
+    relocated, only a help-file-missing box: both were "not an MPI launcher"."""
+    from hpcds1mpi.launch.mpi_installation import version_family
+
+    prterun = _elf_launcher(tmp_path / "bin" / "prterun")
+    assert version_family(prterun, "prterun (PRRTE) 3.0.14\n\nReport bugs to ...") == "openmpi"
+    box = "----\nSorry!  You were supposed to get help about:\n    version\n----\n"
+    assert version_family(prterun, box) == "openmpi"  # its file's name says
+    assert version_family(_elf_launcher(tmp_path / "bin" / "tool"), box) is None
+    assert version_family(prterun, "HYDRA build details:") == "mpich"
+
+
+def test_the_open_mpi_5_wheels_launchers_are_its_own():
+    """s40 tester A2/A3 on the real wheel (where installed): its mpirun is the launcher of its
+    libmpi.so.40, and its prterun (whose --version fails relocated) is Open MPI's."""
+    from tests.openmpi5 import openmpi5
+
+    prefix = openmpi5()
+    library = str(prefix / "lib" / "libmpi.so.40")
+    assert installation_launcher(library, "openmpi") == str(prefix / "bin" / "mpirun")
+    assert mpi_family.launcher_family(str(prefix / "bin" / "prterun")) == "openmpi"
+    assert mpi_family.launcher_family(str(prefix / "bin" / "mpirun")) == "openmpi"
+    debian = "/usr/bin/mpirun.openmpi"
+    if os.path.exists(debian):
+        said = other_installation(library, "openmpi", debian)
+        assert said and said.endswith(f"--mpiexec {prefix / 'bin' / 'mpirun'}")
