@@ -20,7 +20,8 @@ import re
 from hpcds1mpi.launch.elf_libraries import needed_tree
 
 __all__ = ["PMIX_SONAME", "RUNTIME_PMI_MARK", "SLURM_PMI_COMPONENTS", "VENDOR_PMI_SONAME",
-           "mpich_speaks_pmix", "openmpi_component_folder", "openmpi_slurm_pmi"]
+           "mpich_speaks_pmix", "openmpi_component_folder", "openmpi_slurm_pmi",
+           "openmpi_without_pmix"]
 
 #: A PMIx client library (OpenPMIx's ``libpmix.so.2``), by soname.
 PMIX_SONAME = re.compile(r"^libpmix\.so")
@@ -97,3 +98,17 @@ def openmpi_slurm_pmi(library: str) -> tuple[bool | None, str]:
     if found:
         return True, f"its Open MPI has {found[0]} in {folder}"
     return False, f"its Open MPI has no Slurm PMI component (no mca_pmix_s1/s2 in {folder})"
+
+
+def openmpi_without_pmix(library: str | None) -> str:
+    """What the Open MPI whose ``libmpi`` is the file ``library`` does under ``srun`` with no
+    PMIx server (``--mpi=pmi2`` / ``none`` without its Slurm PMI): Open MPI 5 starts each
+    rank as a singleton, a 1-rank job that exits 0 (measured with the PyPI wheel's 5.0.11, s40
+    tester A11); Open MPI 4 (Debian's) aborts in ``MPI_Init``."""
+    try:
+        names = [name for name, _ in needed_tree(library)] if library else []
+    except OSError:
+        names = []
+    if any(OPENMPI5_PAL_SONAME.search(name) for name in names):
+        return "each rank runs alone as an independent 1-rank copy and exits 0"
+    return "it aborts in MPI_Init"

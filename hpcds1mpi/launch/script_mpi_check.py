@@ -27,7 +27,8 @@ from hpcds1mpi.launch.mpi_installation import (LAUNCHER_FILE_NAMES, installation
                                                launcher_file_family)
 from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPICH, OPENMPI,
                                         family_of_soname)
-from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
+from hpcds1mpi.launch.pmix_support import (mpich_speaks_pmix, openmpi_slurm_pmi,
+                                          openmpi_without_pmix)
 from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
 from hpcds1mpi.launch.script_folder import launch_folder, unknown_move
 
@@ -244,8 +245,8 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     """(kind, the ``--mpi`` plugin that fixes it or None, line): ("warning", ...) when
     ``srun`` starts a program with an MPI plugin that cannot wire up
     its MPI: Open MPI needs ``--mpi=pmix`` unless its installation has a Slurm PMI component
-    (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`; without one it aborts in
-    ``MPI_Init``; a note where that cannot be read), and any MPI gets no wire-up from
+    (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`; without one Open MPI 4 aborts
+    in ``MPI_Init``, Open MPI 5 runs 1-rank copies; a note where that cannot be read), and any MPI gets no wire-up from
     ``--mpi=none``; ("note", line) for an
     Open MPI program where the plugin is unknown (no ``--mpi``, no ``slurm.conf`` readable
     here: it may be pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
@@ -287,17 +288,19 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
             "(no MpiDefault read from $SLURM_CONF or /etc/slurm/slurm.conf): Open MPI starts "
             "under srun only with --mpi=pmix, or with pmi2 where it was built with Slurm's "
             "PMI; check srun --mpi=list, or add --mpi=pmix")
+    library = _mpi_library(elf, OPENMPI) if want == OPENMPI and elf else None
     if want == OPENMPI and plugin == "none":
         return "warning", "pmix", (
-            f"{name} but srun runs it with {whence}, which Open MPI cannot wire up (it aborts "
-            "in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
+            f"{name} but srun runs it with {whence}, which Open MPI cannot wire up "
+            f"({openmpi_without_pmix(library)}); add --mpi=pmix, or launch it with Open MPI's "
+            "mpirun")
     if want == OPENMPI and not plugin.startswith("pmix"):
-        library = _mpi_library(elf, OPENMPI)
         speaks, why = openmpi_slurm_pmi(library) if library else (None, "its libmpi not found")
-        if speaks is False:  # it aborts in MPI_Init (Debian's Open MPI, Open MPI 5)
+        if speaks is False:  # Debian's Open MPI aborts in MPI_Init; Open MPI 5 runs singletons
             return "warning", "pmix", (
                 f"{name} but srun runs it with {whence}, which Open MPI cannot wire up ({why}; "
-                "it aborts in MPI_Init); add --mpi=pmix, or launch it with Open MPI's mpirun")
+                f"{openmpi_without_pmix(library)}); add --mpi=pmix, or launch it with Open "
+                "MPI's mpirun")
         if speaks is None:
             return "note", None, (
                 f"{name} and srun runs it with {whence}: Open MPI starts there only where it "

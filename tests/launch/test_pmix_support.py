@@ -42,3 +42,21 @@ def test_components_built_into_the_libraries_are_read_from_what_they_link(tmp_pa
         False, f"its Open MPI 5 ({libmpi_of(five)}) joins its ranks through PMIx only")
     unknown = fake_openmpi(tmp_path, "elsewhere", components=())  # a layout not known here
     assert openmpi_slurm_pmi(libmpi_of(unknown))[0] is None
+
+
+def test_what_open_mpi_does_without_a_pmix_server_is_told_by_its_version(tmp_path: Path):
+    """s40 tester A11: advise said Open MPI 5 under srun --mpi=pmi2 "aborts in MPI_Init"; it
+    starts each rank as a singleton that exits 0 (the wheel's 5.0.11). Debian's 4.1 aborts."""
+    from hpcds1mpi.launch.script_mpi_check import srun_check
+    from hpcds1mpi.launch.script_reading import read_script
+
+    five = fake_openmpi(tmp_path, "five", components=(), links=("libopen-pal.so.80",))
+    for plugin in ("pmi2", "none"):
+        script = read_script(f"#!/bin/bash\n#SBATCH -n 2\nsrun --mpi={plugin} {five}\n")
+        kind, line = srun_check(script, script.launches[0], str(tmp_path))
+        assert kind == "warning" and "independent 1-rank copy" in line, line
+        assert "aborts" not in line, line
+    from hpcds1mpi.launch.pmix_support import openmpi_without_pmix
+
+    assert "independent 1-rank copy" in openmpi_without_pmix(libmpi_of(five))
+    assert openmpi_without_pmix(libmpi_of(system_program("hpcc"))) == "it aborts in MPI_Init"
