@@ -172,6 +172,13 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     others = [own] if own else fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
         f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
+    if want == have and read.elf and (library := _mpi_library(read.elf, want)):
+        from hpcds1mpi.launch.script_installation import other_installation_line, ranks_library
+
+        library = ranks_library(read.elf, library, launcher_word, _launcher_args(script, launch))
+        if found := other_installation_line(launch.line, os.path.basename(program), library,
+                                            want, launcher, launcher_word):
+            return found  # s40 tester A9: one soname, two installations
     if have is None or want == have:  # s36 tester M1: a module's mpirun, not told here
         return None if not unknown or "/" in launcher_word else ("note", (
             f"line {launch.line}: {os.path.basename(program)} is linked against "

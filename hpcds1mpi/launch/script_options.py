@@ -69,8 +69,9 @@ TABLES = {"mpi": _MPI, "aprun": _APRUN, "ibrun": _IBRUN}
 #: ``cafrun [-s] -np <N> prog [args]``), so it reads as mpirun (s32 tester X3). Left unknown
 #: (the honest "no launch line" note): ``jsrun`` (its ``-n`` counts resource sets, not
 #: ranks), ``charmrun`` (``+pN``), ``mpirun_rsh`` (``NAME=value`` words before the program).
+#: ``prterun`` is Open MPI 5's own launcher (PRRTE), with mpirun's options (s40 tester A9).
 LAUNCHERS = {"srun": "slurm", "mpirun": "mpi", "mpiexec": "mpi", "orterun": "mpi",
-             "ibrun": "ibrun", "aprun": "aprun", "cafrun": "mpi"}
+             "prterun": "mpi", "ibrun": "ibrun", "aprun": "aprun", "cafrun": "mpi"}
 #: Wrappers that read their rank count as their first option and hand every later word to
 #: the MPI's launcher (``cafrun -n 4 --oversubscribe ./a``; ``cafrun --oversubscribe -n 4``
 #: only prints its usage): a launcher option is added after the rank count.
