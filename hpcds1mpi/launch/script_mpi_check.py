@@ -253,10 +253,10 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     ``srun`` starts a program with an MPI plugin that cannot wire up
     its MPI: Open MPI needs ``--mpi=pmix`` unless its installation has a Slurm PMI component
     (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`; without one Open MPI 4 aborts
-    in ``MPI_Init``, Open MPI 5 runs 1-rank copies; a note where that cannot be read), and any MPI gets no wire-up from
-    ``--mpi=none``; ("note", line) for an
-    Open MPI program where the plugin is unknown (no ``--mpi``, no ``slurm.conf`` readable
-    here: it may be pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
+    in ``MPI_Init``, Open MPI 5 runs 1-rank copies; a note where that cannot be read), and
+    any MPI gets no wire-up from ``--mpi=none``; ("note", line) for an Open MPI program
+    where the plugin is unknown (no ``--mpi``, no ``slurm.conf`` readable here: it may be
+    pmix). The plugin: :func:`_srun_plugin`. None when they fit, or the
     program or its MPI is unknown. A program named without a folder after a line that
     changes the environment (``module load``) is read on this machine's PATH, and the line
     says the job may run another. Files are read (a Python program's interpreter asked where
