@@ -119,17 +119,25 @@ def no_calibration(rec: Recommendation) -> str | None:
 # Output
 
 
+def _three_digits(x: float) -> float:
+    """``x`` rounded as printed, so the unit fits the printed value (0.9996 s is "1 s")."""
+    return float(f"{x:.3g}")
+
+
+def _digits(x: float) -> str:
+    """Three significant digits, no exponent below a million (only the largest unit gets there)."""
+    rounded = _three_digits(x)
+    return f"{rounded:.0f}" if 1000 <= abs(rounded) < 1e6 else f"{x:.3g}"
+
+
 def format_time(s: float) -> str:
     """A duration in s as ms, s, min or h, three significant digits (``?`` when unknown)."""
     if not math.isfinite(s):
         return "?"
-    if s < 1:
-        return f"{s * 1000:.3g} ms"
-    if s < 120:
-        return f"{s:.3g} s"
-    if s < 7200:
-        return f"{s / 60:.3g} min"
-    return f"{s / 3600:.3g} h"
+    for unit, scale, below in (("ms", 1e-3, 1), ("s", 1, 120), ("min", 60, 7200)):
+        if _three_digits(s) < below:
+            return f"{_digits(s / scale)} {unit}"
+    return f"{_digits(s / 3600)} h"
 
 
 def format_energy(j: float) -> str:
@@ -137,9 +145,9 @@ def format_energy(j: float) -> str:
     if not math.isfinite(j):
         return "?"
     for unit, scale in (("MJ", 1e6), ("kJ", 1e3)):
-        if j >= scale:
-            return f"{j / scale:.3g} {unit}"
-    return f"{j:.3g} J"
+        if _three_digits(j) >= scale:
+            return f"{_digits(j / scale)} {unit}"
+    return f"{_digits(j)} J"
 
 
 def format_memory(mb: float) -> str:

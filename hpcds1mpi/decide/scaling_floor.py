@@ -136,7 +136,7 @@ def _layout(cols: dict, i: int) -> str:
 def _duration(seconds: float) -> str:
     """As the answer's table writes a runtime below 2 min (``recommendation.format_time``,
     which imports System 1: not imported here)."""
-    return f"{seconds * 1e3:.3g} ms" if seconds < 1 else f"{seconds:.3g} s"
+    return f"{seconds * 1e3:.3g} ms" if float(f"{seconds:.3g}") < 1 else f"{seconds:.3g} s"
 
 
 def _count(n: int, word: str) -> str:

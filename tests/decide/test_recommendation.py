@@ -41,6 +41,18 @@ def test_format_energy(joules, text):
     assert format_energy(joules) == text
 
 
+@pytest.mark.parametrize("fmt, value, text", [
+    (format_time, 0.9996, "1 s"), (format_time, 0.9994, "999 ms"), (format_time, 119.96, "2 min"),
+    (format_time, 999.6 * 3600, "1000 h"), (format_energy, 999.6, "1 kJ"),
+    (format_energy, 999.4, "999 J"), (format_energy, 999_999.5, "1 MJ"),
+    (format_energy, 2e9, "2000 MJ"),
+])
+def test_a_value_just_under_a_unit_is_written_in_the_next_unit(fmt, value, text):
+    """The unit was chosen before rounding to three digits: 0.9996 s printed "1e+03 ms"
+    (s40 tester D4)."""
+    assert fmt(value) == text
+
+
 class UnknownFailureOdds(FakeBundle):
     """Answers NaN for the mean failure probability (the JSON must say null, not NaN)."""
 

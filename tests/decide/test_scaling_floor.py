@@ -118,3 +118,10 @@ def test_an_h200_bundle_picks_no_layout_faster_than_perfect_scaling(h200_bundle,
             "1 node x 1 rank x 1 thread" in choice.nodes_note
     else:  # the CPU rows, never run: ranked after the measured GPU, said so
         assert "the best-predicted candidate is on cpu" in choice.nodes_note
+
+
+def test_a_duration_just_under_a_second_is_written_in_seconds():
+    """0.9996 s printed "1e+03 ms", as recommend's table did (s40 tester D4)."""
+    from hpcds1mpi.decide.scaling_floor import _duration
+
+    assert (_duration(0.9996), _duration(0.5)) == ("1 s", "500 ms")

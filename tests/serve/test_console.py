@@ -269,6 +269,15 @@ def test_console_shows_what_a_programs_answer_adds(server, browser):
     assert _by_id(browser, "runtime-note").text == api["runtime"]["line"]
 
 
+def test_console_writes_a_value_just_under_a_unit_in_the_next_unit(server, browser):
+    """The unit was chosen before rounding: 0.9996 s showed "1.00e+3 ms" (s40 tester D4)."""
+    _open(browser, server)
+    shown = browser.execute_script(
+        "return [fmtTime(0.9996), fmtTime(0.9994), fmtTime(999.6 * 3600), fmtEnergy(999.6),"
+        " fmtEnergy(999999.5), fmtEnergy(12)]")
+    assert shown == ["1.00 s", "999 ms", "1000 h", "1.00 kJ", "1.00 MJ", "12.0 J"]
+
+
 def test_console_says_when_the_server_cannot_be_reached(server, browser):
     """The browser's own "Failed to fetch" was all the page said."""
     _open(browser, server)

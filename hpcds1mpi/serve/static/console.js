@@ -15,19 +15,24 @@ function el(tag, text, cls) {
   return node;
 }
 
+// Three significant digits; the unit is chosen for the rounded value (0.9996 s is "1.00 s", not
+// "1.00e+3 ms"), and only the largest unit may reach 1000 ("1000 h", not "1.00e+3 h").
+const rounded = (x) => Number(x.toPrecision(3));
+const digits = (x) => (Math.abs(rounded(x)) >= 1000 && Math.abs(rounded(x)) < 1e6) ? rounded(x).toFixed(0) : x.toPrecision(3);
+
 function fmtTime(s) {
   if (s === null || s === undefined || !isFinite(s)) return "?";
-  if (s < 1) return (s * 1000).toPrecision(3) + " ms";
-  if (s < 120) return s.toPrecision(3) + " s";
-  if (s < 7200) return (s / 60).toPrecision(3) + " min";
-  return (s / 3600).toPrecision(3) + " h";
+  if (rounded(s) < 1) return digits(s * 1000) + " ms";
+  if (rounded(s) < 120) return digits(s) + " s";
+  if (rounded(s) < 7200) return digits(s / 60) + " min";
+  return digits(s / 3600) + " h";
 }
 
 function fmtEnergy(j) {
   if (j === null || j === undefined || !isFinite(j)) return "?";
-  if (j >= 1e6) return (j / 1e6).toPrecision(3) + " MJ";
-  if (j >= 1e3) return (j / 1e3).toPrecision(3) + " kJ";
-  return j.toPrecision(3) + " J";
+  if (rounded(j) >= 1e6) return digits(j / 1e6) + " MJ";
+  if (rounded(j) >= 1e3) return digits(j / 1e3) + " kJ";
+  return digits(j) + " J";
 }
 
 function configText(r) {
