@@ -245,7 +245,7 @@ def test_console_shows_the_caveats_recommend_prints(server, browser):
     # (the energy-floor note this checked for came with a 4-node pick, which a kernel measured
     # on one node no longer gets: s34 tester S1; every note is shown, whichever they are)
     heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#alternatives th")]
-    assert "predicted runtime" in heads and "predicted energy" in heads
+    assert heads[-3:] == ["runtime", "energy", "values"]  # each row says which (s40 tester D11)
     assert not _by_id(browser, "left-out").is_displayed()  # a kernel: nothing left out
     assert not _by_id(browser, "runtime-note").is_displayed()
 
@@ -267,6 +267,30 @@ def test_console_shows_what_a_programs_answer_adds(server, browser):
     shown = [li.text for li in browser.find_elements(By.CSS_SELECTOR, "#left-out-lines li")]
     assert shown == api["left_out"] and browser.find_elements(By.ID, "evil2") == []
     assert _by_id(browser, "runtime-note").text == api["runtime"]["line"]
+
+
+def test_console_says_which_values_are_the_runs_at_this_size(server, browser):
+    """A pick whose values are its run at this size read only "predicted runtime", where
+    recommend adds " measured (1 run at this size)"; the alternatives likewise (s40 tester
+    D11). The answer is the real one with the runs as the API writes them."""
+    from selenium.webdriver.common.by import By
+
+    _open(browser, server)
+    api = _recommend(server, workload="nbody", size=3000, objective="energy", emit="slurm")
+    api["pick"]["measured_runs"] = 1
+    rows = api["alternatives"]
+    rows[0]["measured_runs"], rows[0]["unmeasured"] = 3, False
+    rows[-1]["measured_runs"], rows[-1]["unmeasured"] = 0, True
+    browser.execute_script("$('answer').hidden = false; show(arguments[0])", api)
+    numbers = _by_id(browser, "pick-numbers").text
+    assert ") measured (1 run at this size), energy " in numbers
+    cells = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+             for tr in browser.find_elements(By.CSS_SELECTOR, "#alternatives tbody tr")]
+    assert cells[0][-1] == "measured (3 runs at this size)"
+    assert cells[-1][-1] == "predicted, a level never measured"
+    api["pick"]["measured_runs"] = 0
+    browser.execute_script("$('answer').hidden = false; show(arguments[0])", api)
+    assert "measured" not in _by_id(browser, "pick-numbers").text
 
 
 def test_console_writes_a_value_just_under_a_unit_in_the_next_unit(server, browser):

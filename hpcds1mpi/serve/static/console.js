@@ -35,6 +35,18 @@ function fmtEnergy(j) {
   return digits(j) + " J";
 }
 
+// Where a row's values are its runs at this size, as recommend prints it after the pick's
+// interval (" measured (1 run at this size)"); "" where they are the model's (s40 tester D11).
+function measuredHere(r) {
+  const n = r.measured_runs || 0;
+  return n > 0 ? " measured (" + n + " run" + (n !== 1 ? "s" : "") + " at this size)" : "";
+}
+
+// What a table row's values are: its runs at this size, or the model's prediction.
+function valuesFrom(r) {
+  return measuredHere(r).trim() || (r.unmeasured ? "predicted, a level never measured" : "predicted");
+}
+
 function configText(r) {
   const s = (n, word) => n + " " + word + (n > 1 ? "s" : "");
   return s(r.nodes, "node") + " × " + s(r.ranks_per_node, "rank") + " × " +
@@ -156,7 +168,7 @@ function showRows(table, rows) {
   body.replaceChildren(...rows.map((r) => {
     const tr = el("tr");
     for (const v of [r.partition, r.nodes, r.ranks_per_node, r.threads, r.device, r.precision,
-      fmtTime(r.runtime_s), fmtEnergy(r.energy_j)]) tr.appendChild(el("td", v));
+      fmtTime(r.runtime_s), fmtEnergy(r.energy_j), valuesFrom(r)]) tr.appendChild(el("td", v));
     return tr;
   }));
 }
@@ -203,8 +215,8 @@ function plotFront(rows, alternatives, pick) {
     s.appendChild(svg("text", { x: X(rx), y: H - B + 16, "text-anchor": "middle" }, fmtTime(rx)));
     s.appendChild(svg("text", { x: L - 6, y: Y(ry) + 4, "text-anchor": "end" }, fmtEnergy(ry)));
   }
-  s.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "predicted runtime" + (ax.log ? " (log)" : "")));
-  s.appendChild(svg("text", { x: 12, y: (T + H - B) / 2, transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "predicted energy" + (ay.log ? " (log)" : "")));
+  s.appendChild(svg("text", { x: (L + W - R) / 2, y: H - 6, "text-anchor": "middle" }, "runtime" + (ax.log ? " (log)" : "")));
+  s.appendChild(svg("text", { x: 12, y: (T + H - B) / 2, transform: "rotate(-90 12 " + (T + H - B) / 2 + ")", "text-anchor": "middle" }, "energy" + (ay.log ? " (log)" : "")));
   for (const p of alts) {
     const ring = svg("circle", { cx: X(p.runtime_s), cy: Y(p.energy_j), r: 4, class: "alt" });
     ring.appendChild(svg("title", {}, "alternative: " + configText(p) + ": " + fmtTime(p.runtime_s) + ", " + fmtEnergy(p.energy_j)));
@@ -237,7 +249,7 @@ function show(data, scriptNote) {
   if (pick) {
     $("pick-config").textContent = configText(pick) + " on " + (pick.cluster ? pick.cluster + "/" : "") + pick.partition;
     $("pick-numbers").textContent = "predicted runtime " + fmtTime(pick.runtime_s) + " (" + fmtTime(pick.runtime_lo) + "–" +
-      fmtTime(pick.runtime_hi) + "), energy " + fmtEnergy(pick.energy_j) + " (" + fmtEnergy(pick.energy_lo) + "–" +
+      fmtTime(pick.runtime_hi) + ")" + measuredHere(pick) + ", energy " + fmtEnergy(pick.energy_j) + " (" + fmtEnergy(pick.energy_lo) + "–" +
       fmtEnergy(pick.energy_hi) + ", " + data.energy + "), confidence " +
       (pick.confidence === null ? "?" : pick.confidence.toFixed(2)) + (pick.confidence_calibrated ? " (calibrated)" : " (uncalibrated)");
   } else {
