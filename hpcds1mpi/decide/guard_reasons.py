@@ -67,8 +67,17 @@ def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool) -> str
     """Why ``size`` outside the measured ``lo``–``hi`` is extrapolated, below or beyond, by
     how much, whether it asks to confirm or escalates (s31 reviewer: confirm said "outside")."""
     side = "below" if size < lo else "beyond"  # "beyond" of a size too small misled (Q8)
-    return (f"size {size} is {ratio:.1f}x {side} the measured range {lo:g}–{hi:g}"
-            f"{'' if escalate else ' (extrapolation)'}")
+    return (f"size {size} is {_how_far(size, lo, hi, ratio)} {side} the measured range "
+            f"{lo:g}–{hi:g}{'' if escalate else ' (extrapolation)'}")
+
+
+def _how_far(size, lo: float, hi: float, ratio: float) -> str:
+    """``ratio`` as "1.5x", or under 10 % out as a percentage of the nearest measured size:
+    "1.0x beyond" read as not beyond at all (s40 tester D3: 200 against 192)."""
+    if ratio >= 1.1:
+        return f"{ratio:.1f}x"
+    edge = lo if size < lo else hi
+    return f"{abs(float(size) / edge - 1) * 100:.2g} %"
 
 
 def no_heldout_size(calibration) -> bool:

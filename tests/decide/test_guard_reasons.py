@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.decide.guard_reasons import hardware_reason
 from tests.fake_bundle import FakeBundle
@@ -73,3 +75,20 @@ def test_a_size_reason_says_which_side_of_the_measured_sizes_whether_confirm_or_
                                "256–2048")]:
         got = judge(bundle, "gemm", size, cpu, calibration, reference(bundle))
         assert got.checks["size_range"] == level and said in got.reasons, (size, got.reasons)
+
+
+@pytest.mark.parametrize("size, said", [
+    (2100, "size 2100 is 2.5 % beyond the measured range 256–2048 (extrapolation)"),
+    (250, "size 250 is 2.3 % below the measured range 256–2048 (extrapolation)"),
+    (2200, "size 2200 is 7.4 % beyond"), (2253, "size 2253 is 1.1x beyond"),
+])
+def test_a_size_just_outside_the_measured_range_is_not_said_to_be_1x_beyond(size, said):
+    """Size 200 against a largest measured 192 read "1.0x beyond the measured range", as if
+    not beyond at all (s40 tester D3): under 10 % out it is a percentage."""
+    from hpcds1mpi.decide.guard import GuardCalibration, judge, reference
+
+    bundle = FakeBundle()  # sizes 256-2048
+    calibration = GuardCalibration(auto_threshold=1e9, escalate_threshold=2e9, k=3)
+    cpu = Partition("cpu", cores_per_node=16, memory_gb=64)
+    got = judge(bundle, "gemm", size, cpu, calibration, reference(bundle))
+    assert any(r.startswith(said) for r in got.reasons), got.reasons
