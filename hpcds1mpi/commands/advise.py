@@ -6,7 +6,7 @@ import math
 
 import click
 
-from hpcds1mpi.decide.advise_gain import fails, only_asked_fails
+from hpcds1mpi.decide.advise_gain import difference, fails, only_asked_fails
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.printable import printable
 from hpcds1mpi.schemas.limits import MAX_SIZE
@@ -66,9 +66,7 @@ def format_advice(advice) -> str:
         lines.append(f"  => the asked layout is predicted to fail, the recommended one to "
                      f"run; {verdict}")
     elif saving is not None and change is not None and math.isfinite(saving):
-        lines.append(f"  => {abs(saving):.0f} % {'less' if saving >= 0 else 'more'} energy, "
-                     f"{abs(change):.0f} % {'shorter' if change <= 0 else 'longer'} runtime "
-                     f"(predicted); {verdict}")
+        lines.append(f"  => {difference(advice)}; {verdict}")
     else:
         lines.append(f"  => {verdict}: no settings guessed" if advice.recommended is None
                      else f"  => {verdict}")

@@ -34,7 +34,8 @@ from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
-from hpcds1mpi.decide.advise_gain import fails, judge_gain, reasons_for_shown
+from hpcds1mpi.decide.advise_gain import (fails, judge_gain, percent_change, reasons_for_shown,
+                                          same_layout)
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_memory import memory_warning, rewritten_memory_mib
 from hpcds1mpi.decide.advise_side import predict_side
@@ -194,8 +195,10 @@ class Advice:
         rec = f"recommended: {self.recommended.text()}"
         rec += f", predicted {format_time(self.recommended.runtime_s)}"
         saving = self.energy_saving_pct
-        if saving is not None:
-            rec += f", {abs(saving):.0f} % {'less' if saving >= 0 else 'more'} energy"
+        if same_layout(self):
+            rec += ", the layout the script already asks"
+        elif saving is not None:
+            rec += f", {percent_change(-saving, 'less', 'more', 'energy')}"
         return f"{asked}; {rec}"
 
     def to_dict(self) -> dict:

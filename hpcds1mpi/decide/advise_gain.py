@@ -23,6 +23,32 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.decide.advise import Advice, Side
 
 
+def same_layout(advice: Advice) -> bool:
+    """Whether the script already asks the recommended layout, on the same partition."""
+    a, r = advice.asked, advice.recommended
+    return a is not None and r is not None and (a.config, a.partition) == (r.config, r.partition)
+
+
+def percent_change(pct: float, less: str, more: str, what: str) -> str:
+    """A predicted change of ``pct`` % as "12 % less energy": one decimal below 1 %, so a small
+    difference never reads "0 %" (s40 tester D8), and "the same energy" for none."""
+    size = abs(pct)
+    if size == 0:
+        return f"the same {what}"
+    digits = f"{size:.0f}" if size >= 1 else f"{size:.1f}" if size >= 0.05 else "< 0.1"
+    return f"{digits} % {less if pct < 0 else more} {what}"
+
+
+def difference(advice: Advice) -> str:
+    """What the "=>" line says of the two sides: that the script already asks the recommended
+    layout (only other lines change), else the predicted energy and runtime differences."""
+    if same_layout(advice):
+        return "the script already asks the recommended layout"
+    return (f"{percent_change(-advice.energy_saving_pct, 'less', 'more', 'energy')}, "
+            f"{percent_change(advice.runtime_change_pct, 'shorter', 'longer', 'runtime')} "
+            "(predicted)")
+
+
 def judge_gain(advice: Advice, bundle) -> None:
     """The verdict's first reason where the recommended layout is no plain gain: the asked one
     is predicted to fail and the recommended one fixes it (:func:`fixes_failure`), or it is
@@ -112,9 +138,11 @@ def predicted_worse(asked: Side, recommended: Side, objective: str) -> str:
         return ""
     how = []
     if slower:
-        how.append(f"{100 * (recommended.runtime_s / asked.runtime_s - 1):.0f} % longer runtime")
+        how.append(percent_change(100 * (recommended.runtime_s / asked.runtime_s - 1),
+                                  "shorter", "longer", "runtime"))
     if hungrier and asked.energy_j > 0:
-        how.append(f"{100 * (recommended.energy_j / asked.energy_j - 1):.0f} % more energy")
+        how.append(percent_change(100 * (recommended.energy_j / asked.energy_j - 1),
+                                  "less", "more", "energy"))
     return ", ".join(how) or f"a worse {objective}"
 
 

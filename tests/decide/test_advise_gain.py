@@ -210,3 +210,39 @@ def test_only_a_failing_asked_layout_against_a_running_recommendation_is_a_fix()
         said = "the asked layout is predicted to fail, the recommended one to run"
         assert (said in format_advice(advice)) is fix
         assert fixes_failure(advice, _Runs(["failed"] * 5)) is fix
+
+
+def _sides(recommended_config, runtime=(0.138, 0.138), energy=(2.11, 2.11)):
+    from hpcds1mpi.decide.advise import Side
+
+    asked = Side(Configuration(2, 2, 1), "debug", runtime_s=runtime[0], energy_j=energy[0],
+                 lines=[4, 5])
+    shown = Side(recommended_config, "debug", runtime_s=runtime[1], energy_j=energy[1])
+    return Advice("job", "slurm", "myapp2", "", 1800, "", asked, shown,
+                  {"verdict": "confirm", "reasons": []})
+
+
+def test_a_script_asking_the_recommended_layout_says_so_not_0_percent_less():
+    """The asked layout recommended back read "=> 0 % less energy, 0 % shorter runtime
+    (predicted)", as if a gain rounded away (s40 tester D8)."""
+    from hpcds1mpi.commands.advise import format_advice
+
+    a = _sides(Configuration(2, 2, 1))
+    text = format_advice(a)
+    assert "  => the script already asks the recommended layout; verdict confirm\n" in text
+    assert "0 %" not in text and "0 %" not in a.summary()
+    assert a.summary().endswith("predicted 138 ms, the layout the script already asks")
+    assert (a.energy_saving_pct, a.runtime_change_pct) == (0.0, 0.0)  # --json keeps them
+
+
+@pytest.mark.parametrize("runtime, energy, said", [
+    ((0.100, 0.0996), (1.0, 1.004), "0.4 % more energy, 0.4 % shorter runtime"),
+    ((0.100, 0.1), (1.0, 0.99999), "< 0.1 % less energy, the same runtime"),
+    ((0.100, 0.150), (2.0, 1.0), "50 % less energy, 50 % longer runtime"),
+])
+def test_a_small_difference_is_given_with_a_decimal_not_as_0_percent(runtime, energy, said):
+    """A 0.4 % loss in energy read "0 % more energy" (s40 tester D8)."""
+    from hpcds1mpi.commands.advise import format_advice
+
+    a = _sides(Configuration(1, 2, 1), runtime, energy)
+    assert f"  => {said} (predicted); verdict confirm" in format_advice(a)
