@@ -412,7 +412,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             evaluate = runner
 
         log(f"{workload} size {size}, objective {objective}, {kind} runs, "
-            f"{len(space.configs)} configurations allowed ({alloc_nodes} node(s) x {cores}); "
+            f"{space.allowed_text(alloc_nodes, cores)}; "
             f"start from {start_from}: {start.label()}" + (
                 "; fp64 only: the command takes no {precision}"
                 if kernel is None and offer is None and tune_space.program_precisions(program)

@@ -119,8 +119,7 @@ def no_calibration(rec: Recommendation) -> str | None:
 # Output
 
 
-def _three_digits(x: float) -> float:
-    """``x`` rounded as printed, so the unit fits the printed value (0.9996 s is "1 s")."""
+def _three_digits(x: float) -> float:  # as printed: the unit fits it (0.9996 s is "1 s")
     return float(f"{x:.3g}")
 
 
@@ -284,8 +283,10 @@ def format_table(rec: Recommendation) -> str:
         for k, r in enumerate(shown):
             lines.append(table_line("*" if k == 0 else "", r))
         points = f"{len(ch.front)} point{'s' if len(ch.front) != 1 else ''}"
-        lines += ["", f"Runtime–energy front ({points}, * = pick):", header]
-        for i in ch.front:
+        off = [] if ch.index in ch.front else [ch.index]  # kept ahead of a never-measured one
+        last = ", listed last: it is off the front, for the reason given above" if off else ""
+        lines += ["", f"Runtime–energy front ({points}, * = pick{last}):", header]
+        for i in [*ch.front, *off]:
             lines.append(table_line("*" if i == ch.index else "", _row(ch, i)))
     if rec.left_out:
         from hpcds1mpi.decide.offer import offer_heading

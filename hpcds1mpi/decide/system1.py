@@ -55,8 +55,8 @@ from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, 
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
 from hpcds1mpi.decide.trained_hardware import (as_trained, measured_partition,
                                               trained_names)
-from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, widen_beyond_nodes,
-                                                widen_unmeasured)
+from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, passed_over_note,
+                                                widen_beyond_nodes, widen_unmeasured)
 from hpcds1mpi.errors import ConfigError, ModelError
 from hpcds1mpi.surrogates.columns import takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
@@ -356,8 +356,11 @@ def choose(scores: Scores, objective: str = "time",
         ranking = feasible[by_time if by_time is not None
                            else np.argsort(vals[feasible], kind="stable")]
     raised_note = scaling_note(cols, int(ranking[0]))  # the model's best, held to physics: P1
+    first = int(ranking[0])
     ranking, beyond_note = measured_before_unmeasured(cols, ranking, objective)  # V4
     index = int(ranking[0])
+    if index != first and not beyond_note and index not in front:  # s40 tester D14
+        beyond_note = passed_over_note(cols, first, index, objective)
     lo, hi = cols["runtime_lo"][index], cols["runtime_hi"][index]
     spread = float(max(hi - lo, 0.0) / runtime[index]) if runtime[index] > 0 else float("inf")
     margin = (abs(float((vals[ranking[1]] - vals[index]) / vals[index])) if vals[index] else 0.0

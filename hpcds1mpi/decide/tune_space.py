@@ -43,6 +43,21 @@ class Space:
     def index(self, config: Configuration) -> int:
         return self._keys[config_key(config)]
 
+    def allowed_text(self, nodes: int, cores: int) -> str:
+        """What the space holds, for tune's first line: "6 configurations allowed (1 node x 2
+        cores: 3 layouts, each in cpu fp64 and cpu fp32)"; the bare "(1 node(s) x 2)" read as a
+        count of 2 (s40 tester D14)."""
+        layouts = {(c.nodes, c.ranks_per_node, c.threads) for c in self.configs}
+        kinds = sorted({(c.device, c.precision) for c in self.configs},
+                       key=lambda k: (DEVICES.index(k[0]), PRECISIONS.index(k[1])))
+        how = (f"{len(layouts)} layout{'s, each' if len(layouts) != 1 else ''} in "
+               f"{_listed([f'{d} {p}' for d, p in kinds])}"
+               if len(layouts) * len(kinds) == len(self.configs)
+               else f"{len(layouts)} layouts in {len(kinds)} device and precision pairs")
+        return (f"{len(self.configs)} configuration{'s' if len(self.configs) != 1 else ''} "
+                f"allowed ({nodes} node{'s' if nodes != 1 else ''} x {cores} "
+                f"core{'s' if cores != 1 else ''}: {how})")
+
     def neighbours(self, config: Configuration) -> list[Configuration]:
         """Configurations one knob away, in a fixed heuristic order: more parallelism, ranks
         traded for threads, less parallelism, then other precisions and devices."""
@@ -69,6 +84,10 @@ class Space:
         moves += [Configuration(c.nodes, c.ranks_per_node, c.threads, d, c.precision)
                   for d in DEVICES if d != c.device]
         return [m for m in moves if m in self]
+
+
+def _listed(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def build_space(partition, *, max_nodes: int, cores_per_node: int | None = None,

@@ -11,7 +11,8 @@ never run, was picked over the measured fp32 at 15.5 ms (s31 verifier V4). So:
   interval, each side, among its partition's measured candidates in the same table;
 * :func:`measured_before_unmeasured`: ``choose`` ranks it after the best measured candidate
   unless its upper end is below that one's lower end (then a note says so) and its device
-  has measured candidates (else no run anchors it: s33 tester P1);
+  has measured candidates (else no run anchors it: s33 tester P1); where the pick it puts
+  first is then off the front, :func:`passed_over_note` says why;
 * :func:`widen_beyond_nodes`: on more nodes than its workload was measured on, the interval's
   distance from the point grows with the ratio of the nodes to the most measured (4096 nodes
   from runs on one read ±35 %: s34 tester S1).
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hpcds1mpi.decide.measured_here import layout_text
 from hpcds1mpi.decide.scores import UNMEASURED
 
 
@@ -136,6 +138,22 @@ def measured_before_unmeasured(cols: dict, ranking: np.ndarray, objective: str
     return moved, ""
 
 
+def passed_over_note(cols: dict, first: int, pick: int, objective: str) -> str:
+    """Why ``first``, the model's best but at a level never measured, was ranked after the
+    measured ``pick`` (:func:`measured_before_unmeasured`): said where the pick is off the
+    front, which showed only such layouts and nothing said why (s40 tester D14)."""
+    low, high = _ends(cols, objective)
+    unit = {"energy": " J", "edp": " J s"}.get(objective, " s")
+    return (f"the model ranks first {layout_text(*(cols[c][first] for c in LAYOUT))}, at a "
+            f"level never measured, but its interval (up to {high(first):.3g}{unit}) does not "
+            f"lie wholly below the measured pick's (from {low(pick):.3g}{unit}), so it is not "
+            "picked: measure it to compare")
+
+
+#: The columns a layout is named by (:func:`~hpcds1mpi.decide.measured_here.layout_text`).
+LAYOUT = ("nodes", "ranks_per_node", "threads", "device", "precision")
+
+
 def _ends(cols: dict, objective: str):
     """(lower end, upper end) of a row's objective, as functions of the row."""
     if objective == "energy":
@@ -146,4 +164,5 @@ def _ends(cols: dict, objective: str):
     return (lambda i: float(cols["runtime_lo"][i])), (lambda i: float(cols["runtime_hi"][i]))
 
 
-__all__ = ["measured_before_unmeasured", "widen_beyond_nodes", "widen_unmeasured"]
+__all__ = ["measured_before_unmeasured", "passed_over_note", "widen_beyond_nodes",
+           "widen_unmeasured"]

@@ -96,11 +96,12 @@ def test_a_site_name_for_trained_hardware_gets_the_trained_answer_and_one_note()
     site = rec_mod.recommend(bundle, "gemm", 2048, _site_places(("bigcard", "gpu-big")))
     trained = rec_mod.recommend(bundle, "gemm", 2048, fake_places("gpu-big"))
     note = "partition lab/bigcard: predicted as trained partition gpu-big (same hardware)"
-    assert site.notes == [note] and trained.notes == []
+    # the other notes (a bf16 layout passed over, off the front: s40 tester D14) alike
+    assert site.notes == [note, *trained.notes]
     assert site.picked.partition.name == "bigcard"
     assert site.picked.choice.confidence == trained.picked.choice.confidence
     got, want = to_dict(site), to_dict(trained)
-    assert got.pop("notes") == [note] and "notes" not in want
+    assert got.pop("notes") == [note, *want.pop("notes", [])]
     assert json.dumps(got).replace("bigcard", "gpu-big") == json.dumps(want)
     assert format_table(site).count(note) == 1
 
@@ -111,7 +112,8 @@ def test_two_site_names_for_one_trained_partition_are_both_compared():
                             _site_places(("card-a", "gpu-big"), ("card-b", "gpu-big"),
                                          ("cpu", "cpu")))
     assert rec.picked is not None
-    assert [n.split(":")[0] for n in rec.notes] == ["partition lab/card-a", "partition lab/card-b"]
+    assert [n.split(":")[0] for n in rec.notes if n.startswith("partition ")] == [
+        "partition lab/card-a", "partition lab/card-b"]  # (and a layout passed over: s40 D14)
     best = {pl.partition.name: pl.choice.pick["runtime_s"] for pl in rec.places if pl.choice}
     assert best["card-a"] == best["card-b"]
 

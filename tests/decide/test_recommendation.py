@@ -199,7 +199,9 @@ def test_a_note_is_shown_once_in_the_table_and_listed_in_the_json():
         "picked a level never measured: its whole interval"), notes
     for said in notes:
         assert format_table(rec).splitlines().count(f"  note: {said}") == 1, said
-    assert "notes" not in to_dict(recommend(FakeBundle(), "gemm", 300, fake_places("cpu")))
+    plain = recommend(FakeBundle(), "gemm", 300, fake_places("cpu"))
+    plain.notes = []  # (its pick is off the front, which a note now says: s40 tester D14)
+    assert "notes" not in to_dict(plain)
 
 
 def test_every_partition_not_picked_says_why_in_the_json():
@@ -349,3 +351,19 @@ def test_the_script_of_a_pick_that_is_not_auto_says_why():
         script = emit_script(rec, scheduler, None)
         assert ("# note: verdict confirm: size 1024 is 1.5x beyond the measured range "
                 "100–700 (extrapolation)\n") in script
+
+
+def test_a_pick_off_the_front_is_listed_under_it_and_the_note_says_why():
+    """The front showed only never-measured layouts predicted faster, not the pick, and
+    nothing said why none of them was picked (s40 tester D14): the fake bundle's gemm 300,
+    whose unmeasured best (bf16) overlaps the measured one's interval."""
+    rec = recommend(FakeBundle(), "gemm", 300, fake_places("cpu"))
+    ch = rec.picked.choice
+    assert ch.index not in ch.front
+    front = format_table(rec).split("Runtime–energy front (")[1].splitlines()
+    assert front[0].endswith("* = pick, listed last: it is off the front, for the reason "
+                             "given above):")
+    assert front[-1].startswith("  * ") and len(front) == 3 + len(ch.front)  # heading, header
+    assert any(n.startswith("the model ranks first 2 nodes x 2 ranks x 8 threads (cpu, bf16), "
+                            "at a level never measured") and "so it is not picked" in n
+               for n in rec.notes)

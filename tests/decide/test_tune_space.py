@@ -233,3 +233,16 @@ def test_start_settings_the_models_offer_left_out_are_refused_for_that_reason(mo
     assert tune_space.start_config(space, {"ranks_per_node": 1}, nodes=1, cores=2,
                                    partition=two, kernel=None, offer=offer) == \
         Configuration(1, 1, 1)
+
+
+def test_tunes_first_line_says_what_the_allowed_count_is_made_of():
+    """tune said "6 configurations allowed (1 node(s) x 2)": 1 x 2 is not 6, and the 2 (the
+    cores per node) had no unit (s40 tester D14)."""
+    six = tune_space.Space([Configuration(1, r, t, "cpu", p) for r, t in ((1, 1), (1, 2), (2, 1))
+                 for p in ("fp32", "fp64")])
+    assert six.allowed_text(1, 2) == ("6 configurations allowed (1 node x 2 cores: 3 layouts, "
+                                      "each in cpu fp64 and cpu fp32)")
+    uneven = tune_space.Space([Configuration(1, 1, 1, "cpu", "fp64"), Configuration(1, 1, 1, "gpu", "bf16"),
+                    Configuration(2, 1, 1, "cpu", "fp64")])
+    assert uneven.allowed_text(2, 1) == ("3 configurations allowed (2 nodes x 1 core: 2 layouts "
+                                         "in 2 device and precision pairs)")

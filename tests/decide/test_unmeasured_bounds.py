@@ -55,8 +55,8 @@ def test_an_unmeasured_pick_s_interval_lies_below_the_best_measured_one(shipped_
     if cols["runtime_hi"][fastest] < cols["runtime_lo"][best]:
         assert choice.index == fastest and "never measured" in choice.nodes_note
         assert size == 128
-    else:
-        assert choice.index == best and choice.nodes_note == ""
+    else:  # off the front, the layout passed over is named with why (s40 tester D14)
+        assert choice.index == best and choice.nodes_note.startswith("the model ranks first ")
         assert size == 64
     assert choice.ranking[0] == choice.index and len(set(choice.ranking)) == len(feasible)
 
@@ -95,3 +95,30 @@ def test_a_candidate_on_a_device_its_workload_never_ran_on_is_not_picked_over_a_
     other = {**cols, "partition": np.array(["p", "q", "p"])}
     assert measured_before_unmeasured(other, np.array([2, 1, 0]), "time")[0].tolist() \
         == [1, 2, 0]
+
+
+def test_a_layout_passed_over_for_an_overlapping_interval_is_named_with_why():
+    """The front showed only a never-measured layout, not the measured pick, and nothing said
+    why it was not picked (s40 tester D14)."""
+    from hpcds1mpi.decide.unmeasured_bounds import passed_over_note
+
+    cols = {"nodes": np.array([2, 1]), "ranks_per_node": np.array([2, 1]),
+            "threads": np.array([1, 2]), "device": np.array(["cpu"] * 2),
+            "precision": np.array(["fp64", "fp32"]), "runtime_lo": np.array([0.004, 0.00608]),
+            "runtime_hi": np.array([0.0543, 0.0346]), "energy_lo": np.array([0.05, 0.07]),
+            "energy_hi": np.array([0.8, 0.4])}
+    assert passed_over_note(cols, 0, 1, "time") == (
+        "the model ranks first 2 nodes x 2 ranks x 1 thread (cpu, fp64), at a level never "
+        "measured, but its interval (up to 0.0543 s) does not lie wholly below the measured "
+        "pick's (from 0.00608 s), so it is not picked: measure it to compare")
+    assert "(up to 0.8 J)" in passed_over_note(cols, 0, 1, "energy")
+
+
+def test_a_pick_off_the_front_says_why_the_layout_on_it_was_not_picked(shipped_bundle):
+    # fft 64 on one node: the unmeasured best overlaps the measured one's interval, and the
+    # measured pick is off the front (s40 tester D14)
+    scores = s1.score(shipped_bundle, "fft", 64, [LAB], s1.Constraints(max_nodes=1))
+    choice = s1.choose(scores, "time")
+    assert choice.index not in choice.front
+    assert "the model ranks first " in choice.nodes_note
+    assert "so it is not picked: measure it to compare" in choice.nodes_note
