@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.decide.quantity_text import (  # noqa: F401  (re-exported: callers import them here)
+    format_energy, format_memory, format_time)
 from hpcds1mpi.decide.recommendation_rows import clean as _clean
 from hpcds1mpi.decide.recommendation_rows import json_row as _json_row
 from hpcds1mpi.decide.recommendation_rows import row as _row
@@ -118,41 +120,6 @@ def no_calibration(rec: Recommendation) -> str | None:
 # --------------------------------------------------------------------------------------------
 # Output
 
-
-def _three_digits(x: float) -> float:  # as printed: the unit fits it (0.9996 s is "1 s")
-    return float(f"{x:.3g}")
-
-
-def _digits(x: float) -> str:
-    """Three significant digits, no exponent below a million (only the largest unit gets there)."""
-    rounded = _three_digits(x)
-    return f"{rounded:.0f}" if 1000 <= abs(rounded) < 1e6 else f"{x:.3g}"
-
-
-def format_time(s: float) -> str:
-    """A duration in s as ms, s, min or h, three significant digits (``?`` when unknown)."""
-    if not math.isfinite(s):
-        return "?"
-    for unit, scale, below in (("ms", 1e-3, 1), ("s", 1, 120), ("min", 60, 7200)):
-        if _three_digits(s) < below:
-            return f"{_digits(s / scale)} {unit}"
-    return f"{_digits(s / 3600)} h"
-
-
-def format_energy(j: float) -> str:
-    """An energy in J as J, kJ or MJ, three significant digits (``?`` when unknown)."""
-    if not math.isfinite(j):
-        return "?"
-    for unit, scale in (("MJ", 1e6), ("kJ", 1e3)):
-        if _three_digits(j) >= scale:
-            return f"{_digits(j / scale)} {unit}"
-    return f"{_digits(j)} J"
-
-
-def format_memory(mb: float) -> str:
-    """A memory size in MB as GB, one decimal (a size far out in three digits: 4e+27 GB)."""
-    gb = mb / 1000.0
-    return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"
 
 
 def _config_text(cfg) -> str:
