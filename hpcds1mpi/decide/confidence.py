@@ -8,8 +8,9 @@ model learns from them: issue 20); and the share of the measured sizes around th
 which the picked configuration measured fastest (:mod:`~hpcds1mpi.surrogates.measured_best`:
 on the AMD rounds reference the input that separated good picks from bad best).
 ``analysis/eval_system1.py`` fits the map on held-out picks and stores
-``system1_calibration.json`` next to the bundle, with the inputs it kept; without that file a
-fixed heuristic is used and labelled ``uncalibrated``.
+``system1_calibration.json`` next to the bundle, with the inputs it kept; without that file
+:func:`uncalibrated_confidence` (the same probability under a stated noise model, nothing
+fitted) is used and labelled ``uncalibrated``.
 """
 
 from __future__ import annotations
@@ -71,6 +72,8 @@ class ConfidenceModel:
 
     ``coef`` is the intercept, then one coefficient per input; ``inputs`` None means the
     older files' meaning (3 coefficients: log spread and margin / spread; 4: and log noise).
+    Only a calibrated map reads ``coef``: uncalibrated, :func:`uncalibrated_confidence` is
+    the probability (the default's coefficients only name the inputs it reads).
     """
 
     coef: tuple[float, ...] = (0.0, -1.0, 0.5)  # intercept, log-spread, margin ratio
@@ -88,16 +91,11 @@ class ConfidenceModel:
 
     def predict(self, spread, margin, noise=None, measured_best_share=None) -> np.ndarray:
         """``(n,)`` probabilities for ``(n,)`` spreads, margins (and workload noises, shares
-        of the measured sizes around at which the pick was fastest).
-
-        Uncalibrated, a known noise widens the spread to at least it: the members, fitted
-        to the same medians, agree at a measured point however much its repeats scattered,
-        and a margin inside the scatter is not one the measurements settle (issue 20: a
-        50 %-noisy program once read confidence 1.00 on a 17 % margin)."""
+        of the measured sizes around at which the pick was fastest); uncalibrated,
+        :func:`uncalibrated_confidence` of the spreads, margins and noises."""
         spread = np.atleast_1d(np.asarray(spread, float))
-        if not self.calibrated and noise is not None:
-            v = np.atleast_1d(np.asarray(noise, float))
-            spread = np.where(np.isfinite(v), np.maximum(spread, v), spread)
+        if not self.calibrated:
+            return uncalibrated_confidence(spread, margin, noise)
         X = design(self.names(), spread, np.atleast_1d(margin), noise,
                    measured_best_share)
         z = self.coef[0] + X @ np.asarray(self.coef[1:])
@@ -137,6 +135,35 @@ class ConfidenceModel:
             body["inputs"] = list(self.inputs)
         write_text(path, json.dumps(body, indent=2),
                    "confidence calibration")
+
+
+def uncalibrated_confidence(spread, margin, noise=None) -> np.ndarray:
+    """``(n,)`` P(pick within :data:`GOOD_PICK_TOLERANCE` of the best) without a calibration.
+
+    The pick's and the runner-up's log-runtimes (log objective values) are each taken as
+    normal around the predicted ones, with a standard deviation of the relative ``spread``
+    at the pick, at least the workload's measured repeat ``noise`` where known: members fitted
+    to the same medians agree at a measured point however much its repeats scattered (issue
+    20: a 50 %-noisy program read 1.00 on a 17 % margin). Their true difference is then
+    normal around the predicted margin with sd ``sqrt(2) * spread``, and the pick is good
+    where it is less than 5 % slower::
+
+        P = Phi((log(1 + margin) + log(1.05)) / (sqrt(2) * spread))
+
+    A measured tie reads 0.5-0.6, below the guard's ``CONFIDENCE_AUTO`` (0.7) at any noise
+    over 7 % (the old logistic heuristic read a tie 1 / (1 + noise): 0.7 at 43 % noise, so a
+    pick 8 % ahead inside 40 % scatter was applied automatically, and measured 2.5x slower:
+    s40 tester C2); a 50 % lead at 10 % noise reads 1.00. Using the whole spread (a width,
+    not a half-width) as the deviation is deliberately wide: a few repeats understate how far
+    a later run drifts from them on a shared machine (s40 tester C: 2-10x under load).
+    """
+    s = np.clip(np.atleast_1d(np.asarray(spread, float)), 1e-4, None)
+    if noise is not None:
+        v = np.atleast_1d(np.asarray(noise, float))
+        s = np.where(np.isfinite(v), np.maximum(s, v), s)
+    m = np.clip(np.nan_to_num(np.atleast_1d(np.asarray(margin, float)), nan=0.0), 0.0, 10.0)
+    z = (np.log1p(m) + math.log1p(GOOD_PICK_TOLERANCE)) / (math.sqrt(2.0) * s)
+    return np.array([0.5 * math.erfc(-x / math.sqrt(2.0)) for x in np.ravel(z)])
 
 
 #: (path, mtime, size, inode, ctime) -> (coefficients or (), source, inputs) of files read.

@@ -110,3 +110,26 @@ def test_a_coefficient_that_is_not_finite_is_refused_naming_the_file(tmp_path):
         with pytest.raises(ModelError,
                            match=re.escape(f"{path}: coef holds {bad!r}, not a finite")):
             ConfidenceModel.load(tmp_path)
+
+
+def test_uncalibrated_confidence_is_a_probability_a_tie_inside_the_noise_is_not_auto():
+    """The uncalibrated map read a measured tie 1 / (1 + noise) — 0.73 on a pick 8 % ahead
+    inside 42 % scatter, so ``auto``; re-measured it was 2.5x slower (s40 tester C2). It is
+    now P(pick within 5 % of the best) with each log-runtime uncertain by the spread."""
+    import math
+
+    from hpcds1mpi.decide.guard import CONFIDENCE_AUTO
+
+    default = ConfidenceModel()
+    tie, cp2k, lead = default.predict([0.1, 0.334, 0.1], [0.0, 0.078, 0.5], [0.3, 0.4165, 0.1])
+    assert 0.5 < tie < 0.6 and cp2k < CONFIDENCE_AUTO and lead > 0.99
+    for noise in (0.1, 0.2, 0.43, 1.0):  # a tie at any noise over 7 % is confirmed
+        assert default.predict([0.01], [0.0], [noise])[0] < CONFIDENCE_AUTO
+    # Phi((log(1 + margin) + log(1.05)) / (sqrt(2) * spread)), the spread at least the noise.
+    z = (math.log(1.2) + math.log(1.05)) / (math.sqrt(2) * 0.25)
+    want = 0.5 * math.erfc(-z / math.sqrt(2))
+    assert abs(default.predict([0.25], [0.2])[0] - want) < 1e-12
+    assert abs(default.predict([0.05], [0.2], [0.25])[0] - want) < 1e-12
+    # A calibrated map keeps its fitted logistic form.
+    fitted = ConfidenceModel(coef=(0.0, -1.0, 0.5), calibrated=True)
+    assert abs(fitted.predict([0.3], [0.0])[0] - 1 / (1 + 0.3)) < 1e-12
