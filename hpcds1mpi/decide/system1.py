@@ -62,7 +62,7 @@ from hpcds1mpi.surrogates.columns import takes_columns
 from hpcds1mpi.surrogates.neighbour_beyond import bound_beyond, one_size_note
 from hpcds1mpi.surrogates.neighbour_bounds import bound_runtimes, disagreement
 from hpcds1mpi.surrogates.neighbour_here import hold_to_measured
-from hpcds1mpi.surrogates.repeat_spread import add_repeat_columns
+from hpcds1mpi.surrogates.repeat_spread import add_repeat_columns, cover_repeats
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -170,6 +170,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)
     add_repeat_columns(cols, repeat_spread(bundle), workload, size, same)  # one run's band
+    cover_repeats(cols)  # a measured interval holds its repeats (s40 tester C1)
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.surrogates.repeat_spread import (FAST_RATIO, FASTEST, SLOW_RATIO, SLOWEST,
-                                                RepeatSpread, add_repeat_columns)
+                                                RepeatSpread, add_repeat_columns, cover_repeats)
 
 _LAYOUT = dict(ranks_per_node=1, threads=1, device="cpu", precision="fp64", partition="p")
 
@@ -50,3 +50,18 @@ def test_nothing_known_is_nan():
     assert np.isnan(cols[FAST_RATIO]).all()  # hardware no measured partition has
     add_repeat_columns(cols, RepeatSpread.fit(_runs()), "other", 10)
     assert np.isnan(cols[FASTEST]).all()
+
+
+def test_a_measured_interval_holds_its_repeats_and_its_energy_follows():
+    """At a measured size the interval was the runs' medians and at most +-50 %: repeats
+    0.70-2.30 s around 1.45 s read 0.72-2.17 s (s40 tester C1)."""
+    cols = {"runtime_s": np.array([1.446, 1.0, 1.0]), "runtime_lo": np.array([0.723, 0.5, 0.9]),
+            "runtime_hi": np.array([2.169, 1.5, 1.1]), "energy_lo": np.array([10.0, 5.0, 9.0]),
+            "energy_hi": np.array([30.0, 15.0, 11.0]),
+            FASTEST: np.array([0.703, 0.8, np.nan]), SLOWEST: np.array([2.298, 1.2, np.nan])}
+    cover_repeats(cols)
+    assert list(cols["runtime_lo"]) == [0.703, 0.5, 0.9]  # only ever widened
+    assert list(cols["runtime_hi"]) == [2.298, 1.5, 1.1]
+    assert cols["energy_lo"][0] == pytest.approx(10.0 * 0.703 / 0.723)
+    assert cols["energy_hi"][0] == pytest.approx(30.0 * 2.298 / 2.169)
+    assert list(cols["energy_hi"][1:]) == [15.0, 11.0]
