@@ -61,11 +61,14 @@ OOM_LINES = re.compile(r"^\s*Killed\s*$|\bline \d+: +\d+ Killed\b|\bKilled proce
 TAIL = 64 * 2**10
 
 
-def _tail(fh) -> str:
-    """The last :data:`TAIL` bytes of the binary file ``fh``, decoded."""
+def stream_tail(fh, tail: int = TAIL) -> str:
+    """The last ``tail`` bytes of the binary file ``fh`` (a launch's stdout or stderr), decoded,
+    without NUL characters: text never holds one, and Open MPI 5's prterun ends its stderr with
+    its string's terminating NUL (two inside an allocation), which had been the reason of every
+    MPI_Abort under it, "exit code 7: \\x00", over the program's own line (s40 tester A1)."""
     size = fh.seek(0, 2)
-    fh.seek(max(0, size - TAIL))
-    return fh.read(TAIL).decode("utf-8", "replace")
+    fh.seek(max(0, size - tail))
+    return fh.read(tail).decode("utf-8", "replace").replace("\0", "")
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,
@@ -124,7 +127,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         # the stderr read
         reports = rank_peak.take_reports(err_fh, os.path.basename(tokens[0])) \
             if rank_peak.is_wrapped(tokens) else None
-        stdout, stderr = _tail(out_fh), _tail(err_fh)
+        stdout, stderr = stream_tail(out_fh), stream_tail(err_fh)
         found = scan([out_fh, err_fh]) if scan is not None else None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start,

@@ -336,15 +336,10 @@ class Readings:
         """:meth:`read` over the binary files ``streams`` (stdout, stderr), then what the
         launch wrote to ``out_path`` since ``mark``, searched backwards in windows; ``said``
         from the streams' last :data:`~hpcds1mpi.measure.program_launch.TAIL` bytes."""
-        from hpcds1mpi.measure.program_launch import TAIL
+        from hpcds1mpi.measure.program_launch import stream_tail
 
         def tails() -> tuple:  # only when a regex found nothing: why the program did not say it
-            read = []
-            for fh in streams[:2]:
-                size = fh.seek(0, 2)
-                fh.seek(max(0, size - TAIL))
-                read.append(fh.read(TAIL).decode("utf-8", "replace"))
-            return tuple((read + ["", ""])[:2])
+            return tuple(([stream_tail(fh) for fh in streams[:2]] + ["", ""])[:2])
 
         todo, groups = self._patterns(), {}
 

@@ -148,7 +148,9 @@ def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupRe
             pass
         if code == 0:
             return SetupResult(0, wall)
-        stdout, stderr = _tail(out_fh), _tail(err_fh)
+        from hpcds1mpi.measure.program_launch import stream_tail
+
+        stdout, stderr = stream_tail(out_fh, TAIL), stream_tail(err_fh, TAIL)
     if code is None:
         last = _last_line(stdout) or _last_line(stderr)
         return SetupResult(None, wall, f"{FAILED} (timed out after {timeout:g} s): "
@@ -157,13 +159,6 @@ def run_setup(setup: str, env: dict, cwd: str | None, timeout: float) -> SetupRe
 
     why = reason_line(stdout, stderr)[:300]  # escaped there; one line
     return SetupResult(code, wall, f"{FAILED} (exit {code}): {why or 'it printed nothing'}")
-
-
-def _tail(fh) -> str:
-    """The last :data:`TAIL` bytes of the binary file ``fh``, decoded."""
-    size = fh.seek(0, 2)
-    fh.seek(max(0, size - TAIL))
-    return fh.read().decode("utf-8", "replace")
 
 
 def _last_line(text: str) -> str:

@@ -819,3 +819,37 @@ def test_a_program_that_prints_a_launchers_refusal_is_a_failed_run_and_the_sweep
     assert "refused its options" not in proc.stderr, proc.stderr
     runs = read_runs(out)
     assert sorted(runs["size"]) == [1, 2] and set(runs["status"]) == {"failed"}, proc.stderr
+
+
+#: Open MPI 5's prterun when rank 1 calls MPI_Abort inside a 2-node allocation (stderr as
+#: written, NULs included: it ends its output with its C strings' terminating NULs).
+PRTERUN_ABORT = (
+    b"hyb: rank 1 giving up: bad input\n" + b"-" * 74 + b"\n"
+    b"MPI_ABORT was invoked on rank 1 in communicator MPI_COMM_WORLD\n"
+    b"  Proc: [[56537,1],1]\n  Errorcode: 7\n\n"
+    b"NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n"
+    b"You may or may not see output from other processes, depending on\n"
+    b"exactly when Open MPI kills them.\n" + b"-" * 74 + b"\n"
+    b"[n1:00000] *** An error occurred in Socket closed\n"
+    b"[n1:00000] *** reported by process [3705208833,0]\n"
+    b"[n1:00000] *** on a NULL communicator\n[n1:00000] *** Unknown error\n" + b"-" * 74 + b"\n"
+    b"prterun has exited due to process rank 1 with PID 27427 on node n2 calling\n"
+    b"\"abort\". This may have caused other processes in the application to be\n"
+    b"terminated by signals sent by prterun (as reported here).\n" + b"-" * 74 + b"\n")
+
+
+@pytest.mark.parametrize("stderr", [PRTERUN_ABORT + b"\0", PRTERUN_ABORT + b"\0\0",
+                                    PRTERUN_ABORT + b"\0\n",
+                                    PRTERUN_ABORT.replace(b"\n---", b"\n\0---")])
+def test_prteruns_closing_nul_is_no_reason_the_programs_line_is(tmp_path, stderr):
+    """s40 tester A1: under Open MPI 5's launcher every MPI_Abort was recorded as "exit code 7:
+    \\x00": its stderr ends with a lone NUL, the last "line"; one before a rule unframed its
+    help text; a regex's miss said the same."""
+    (tmp_path / "err").write_bytes(stderr)
+    app = f"import sys; sys.stderr.buffer.write(open({str(tmp_path / 'err')!r}, 'rb').read())" \
+          "; sys.exit(7)"
+    readings = Readings.of(time_regex=r"TIME ([0-9.]+)")
+    result = launch_once([sys.executable, "-c", app], {}, 60, str(tmp_path), scan=readings.scan)
+    assert "\0" not in result["stderr"]
+    assert classify(result, 60) == ("failed", "exit code 7: hyb: rank 1 giving up: bad input")
+    assert result["found"]["said"] == "hyb: rank 1 giving up: bad input"
