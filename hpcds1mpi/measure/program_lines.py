@@ -23,10 +23,12 @@ LAUNCHER_LINE = re.compile(r"^\s*\[[\w.-]+:\d+\]|^\s*=|MPI_Abort|MPI_ABORT|"
                            r"^srun: error: \S+: tasks? [\d,-]+: |"
                            # srun ending the step after a task's exit ("srun: launch/slurm:
                            # _step_signal: Terminating StepId=5.0" had been the reason over Open
-                           # MPI's help text, s30 verifier V N1), slurmstepd's CANCELLED banner
+                           # MPI's help text, s30 verifier V N1), slurmstepd's CANCELLED banner,
+                           # named "slurmstepd-n1" by a multiple-slurmd build (s40 tester A6)
                            r"^srun: (launch/slurm: |Job step aborted|Terminating |forcing job "
                            r"termination|got SIGCONT|Force Terminated)|"
-                           r"^slurmstepd: error: \*\*\* (STEP|JOB) \S+ ON \S+ CANCELLED",
+                           r"^slurmstepd(-[\w.-]+)?: error: \*\*\* (STEP|JOB) \S+ ON \S+ "
+                           r"CANCELLED",
                            re.IGNORECASE)
 #: Lines that name the error most exactly, preferred to any other: gfortran's "Fortran runtime
 #: error: Cannot open file 'LU.dat'" and "ERROR STOP <message>" (not a bare stop code), a C

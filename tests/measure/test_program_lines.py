@@ -25,3 +25,16 @@ def test_a_title_takes_its_paragraph_up_to_where_the_source_raised_it():
     said, last = with_message(kept, title)
     assert said == ("FOAM FATAL IO ERROR: Entry 'div(phi,U)' not found in dictionary "
                     "\"/tmp/FX2/io/system/fvSchemes.divSchemes\"") and last == title + 1
+
+
+def test_slurmsteps_cancelled_banner_under_a_node_named_slurmstepd_is_not_the_programs():
+    """s40 tester A6: MPI_Abort under srun was recorded as Slurm's "slurmstepd-n1: error: ***
+    STEP ... CANCELLED" banner: only the name "slurmstepd:" was known, not a multiple-slurmd
+    build's "slurmstepd-<node>:"."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    stderr = (OUTPUTS / "openmpi5-abort-srun-pmix.stderr").read_text()
+    assert reason_line("", stderr) == "hyb: rank 1 giving up: bad input"
+    for name in ("slurmstepd", "slurmstepd-n1", "slurmstepd-node-07.cluster"):
+        banner = f"{name}: error: *** JOB 5 ON n1 CANCELLED AT 2026-12-06T16:00:48 ***"
+        assert kept_lines(f"solver: bad input\n{banner}\n") == ["solver: bad input", ""]
