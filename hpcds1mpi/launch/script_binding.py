@@ -31,14 +31,12 @@ from hpcds1mpi.launch.open_mpi_binding import (OPEN_MPI_BINDING_MCA, ThreadBindi
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.script_intel_pinning import intel_pinning_note
 from hpcds1mpi.launch.script_mpi_check import launch_family  # noqa: F401 (advise's, here)
-from hpcds1mpi.launch.script_thread_binding import hydra_bind_value
+from hpcds1mpi.launch.script_thread_binding import PE_MODIFIER, hydra_bind_value
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
     from hpcds1mpi.launch.script_rewrite import Layout
 
-#: A ``--map-by`` modifier that gives each rank a set of cores (Open MPI 4 ``PE=2``, 5 ``pe=2``).
-_PE_RE = re.compile(r"^(pe)=(\d+)$", re.I)
 #: Variables through which Open MPI's mpirun takes its mapping or binding policy.
 _MCA_VARIABLES = tuple(f"OMPI_MCA_{prefix}" for prefix in OPEN_MPI_BINDING_MCA)
 
@@ -56,7 +54,7 @@ def remap(value: str, ranks_per_node: int, threads: int) -> str:
     out, carried = [], None
     for sep, item in zip(seps, items):
         sep, carried = (carried, None) if carried is not None else (sep, None)
-        pe = _PE_RE.match(item)
+        pe = PE_MODIFIER.match(item)
         if pe is not None and threads <= 1:
             carried = sep  # ``node:PE=2,span`` -> ``node:span``, not ``node,span``
             continue
@@ -67,7 +65,7 @@ def remap(value: str, ranks_per_node: int, threads: int) -> str:
 def gives_core_sets(launch: "Launch") -> bool:
     """Whether ``launch``'s ``--map-by`` gives each rank a set of cores (``PE=T``)."""
     opt = launch.options.get("map-by")
-    return bool(opt and opt.value and any(_PE_RE.match(p)
+    return bool(opt and opt.value and any(PE_MODIFIER.match(p)
                                           for p in re.split(r"[:,]", opt.value)))
 
 

@@ -5,11 +5,15 @@ rank to one core, so all the threads a script gives a rank share it: the job run
 one thread per rank (s31 tester P3: ``-bind-to core`` with ``OMP_NUM_THREADS=2``, which
 ``advise`` had passed). Hydra's ``-bind-to core:T`` gives a rank T cores, Open MPI's
 ``--map-by slot:PE=T`` the same; ``--rewrite`` writes hydra's
-(:func:`hydra_bind_value`, used by :mod:`~hpcds1mpi.launch.script_rewrite`).
+(:func:`hydra_bind_value`, used by :mod:`~hpcds1mpi.launch.script_rewrite`). A ``--map-by``
+that carries ``PE=T`` (or ``--cpus-per-proc T``) already gives a rank T cores under
+``--bind-to core`` (:func:`rank_cores`; s40 tester A4: it was warned of, its fix the option
+already written).
 """
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
@@ -19,6 +23,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Binding units that take a count (``core:2``).
 _COUNTED = ("core", "hwthread")
+#: A ``--map-by`` modifier that gives each rank a set of cores (Open MPI 4 ``PE=2``, 5 ``pe=2``).
+PE_MODIFIER = re.compile(r"^(pe)=(\d+)$", re.I)
+
+
+def rank_cores(launch: "Launch") -> int:
+    """The cores Open MPI's ``--bind-to core`` gives each rank of ``launch``: the ``PE=``
+    modifier of its ``--map-by`` (``slot:PE=2``, ``ppr:1:node:PE=2``, 4.1's
+    ``slot:PE=2,oversubscribe``), else its ``--cpus-per-proc`` / ``--cpus-per-rank``; else 1."""
+    opt = launch.options.get("map-by")
+    for piece in re.split(r"[:,]", (opt.value or "") if opt is not None else ""):
+        if pe := PE_MODIFIER.match(piece):
+            return int(pe.group(2))
+    per_rank = launch.options.get("cpus-per-task")
+    value = (per_rank.value or "") if per_rank is not None else ""
+    return int(value) if value.isdigit() and int(value) > 0 else 1
 
 
 def one_core_unit(launch: "Launch") -> str | None:
@@ -34,10 +53,15 @@ def one_core_warning(script: "JobScript", launch: "Launch", family: str | None) 
     threads per rank) one core to share, with the fix for its MPI ``family`` (unknown: both)."""
     threads = script.threads or 1
     unit = one_core_unit(launch)
-    if unit is None or threads <= 1:
+    cores = rank_cores(launch) if launch.kind == "mpi" else 1
+    if unit is None or threads <= cores:
         return None
     opt = launch.options["bind-to"]
     written = script.text[opt.span[0]:opt.span[1]]
+    if cores > 1:  # a PE= of its own, narrower than its threads: only Open MPI's mpirun takes it
+        return (f"line {launch.line}: {written} with {cores} cores per rank binds each rank to "
+                f"{cores} {unit}s, which its {threads} threads share: give PE={threads} in "
+                "its --map-by")
     hydra = f"-bind-to {unit}:{threads}"
     open_mpi = f"--map-by slot:PE={threads}"
     fix = (hydra if family == MPICH else open_mpi if family == OPENMPI else

@@ -57,3 +57,31 @@ def test_rewrite_gives_hydra_a_core_per_thread_and_says_so():
     one = rewrite(read_script(text), Layout(1, 2, 1, cores_per_node=2), MPICH)[0]
     assert "-bind-to core ./heat" in one  # back to one core a rank for one thread
     assert "-bind-to core ./heat" in rewrite(script, Layout(1, 1, 2), OPENMPI)[0]  # not hydra's
+
+
+#: The tester's adv/a1.sh (s40 A4): Open MPI's mpirun giving its rank two cores itself.
+PE_SBATCH = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+export OMP_NUM_THREADS=2
+mpirun --np 1 --map-by slot:PE=2 --bind-to core ./hyb 30000
+"""
+
+
+def test_a_map_by_that_gives_a_rank_its_threads_cores_is_no_warning(tmp_path):
+    """s40 tester A4: `--map-by slot:PE=2 --bind-to core` (and `ppr:1:node:PE=2`, what sweep
+    gives Open MPI) was warned as binding a rank to one core, the fix the option written."""
+    for mapping in ("slot:PE=2", "ppr:1:node:PE=2", "node:pe=4", "core:PE=2",
+                    "slot:PE=2,oversubscribe"):
+        script = read_script(PE_SBATCH.replace("slot:PE=2", mapping))
+        assert one_core_warning(script, script.launch, OPENMPI) is None, mapping
+        assert not [w for w in launch_checks(script, str(tmp_path))[0] if "binds" in w]
+    script = read_script(PE_SBATCH.replace("--map-by slot:PE=2", "--cpus-per-proc 2"))
+    assert one_core_warning(script, script.launch, OPENMPI) is None  # Open MPI 4's spelling
+    script = read_script(PE_SBATCH.replace("OMP_NUM_THREADS=2", "OMP_NUM_THREADS=4"))
+    assert one_core_warning(script, script.launch, OPENMPI) == (
+        "line 6: --bind-to core with 2 cores per rank binds each rank to 2 cores, which its 4 "
+        "threads share: give PE=4 in its --map-by")
+    script = read_script(PE_SBATCH.replace("slot:PE=2", "slot:PE=1"))
+    assert one_core_warning(script, script.launch, OPENMPI).endswith("give --map-by slot:PE=2")
