@@ -251,6 +251,7 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     if launch.kind == "slurm":
         script.nodes = _count(script, launch, "nodes", "nodes") or script.nodes
     ranks = _count(script, launch, "ntasks", "ranks")
+    job = script.nodes, script.ntasks, script.ntasks_per_node  # the slots mpirun fills
     if ranks:
         script.ntasks = ranks
     per_node = _count(script, launch, "ntasks-per-node", "ranks")
@@ -262,6 +263,11 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             per_node = int(m.group(1))
             cpus = int(m.group(2)) if m.group(2) else cpus
             script.where("ranks", mapping.line)
+    if not per_node and ranks:  # -n alone: slots filled node after node (s40 tester A8)
+        from hpcds1mpi.launch.script_slot_fill import slot_fill
+
+        if filled := slot_fill(script, launch, ranks, *job):
+            per_node = filled[1]
     if per_node:
         script.ntasks_per_node = per_node
         if ranks and launch.kind != "slurm":  # mpirun places -np ranks at -ppn per node

@@ -1,0 +1,83 @@
+"""Where a job script's ``mpirun -n N`` puts its ranks when it names no ranks per node.
+
+Open MPI's ``mpirun`` (4.1's ORTE, 5's PRRTE) and hydra (MPICH, Intel MPI) map by slot: inside
+a job they fill each node's slots (its tasks per node: ``--ntasks-per-node``, PBS's
+``mpiprocs``) before the next node, and a host list's ``n1:2`` gives ``n1`` two slots. So
+``mpirun -n 2`` in a 2-node job of 2 tasks per node runs both ranks on the first node, the
+second idle (measured under Open MPI 5.0.11, 4.1.4 and MPICH's hydra); it had been read as 2
+nodes x 1 rank (s40 tester A8). :func:`slot_fill` gives the layout that runs, with a note;
+a launch that spreads its ranks itself (``--map-by node`` / ``ppr:``, ``--pernode``,
+``--bynode``, hydra's ``-rr``, a ranks-per-node option) or takes a host file is left to the
+other readers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+#: ``--map-by`` policies that place ranks within a node's slots before the next node (slot,
+#: Open MPI's default, and the units inside a node); ``node`` and ``ppr:`` spread them.
+_FILLING = {"slot", "core", "hwthread", "socket", "package", "numa", "board", "l1cache",
+            "l2cache", "l3cache"}
+#: Options by which a launch spreads its ranks over the nodes itself (as the reader names them).
+_SPREADING = ("pernode", "bynode", "rr", "hostfile")
+
+
+def _host_slots(value: str) -> list[int] | None:
+    """The slots of each host of a host list (``n1:2,n2``: [2, 1]); None where it is not one
+    written out (a variable left in it, a count that is no number)."""
+    slots = []
+    for item in value.split(","):
+        name, _, count = item.strip().partition(":")
+        if not name or "$" in item or (count and not count.isdigit()):
+            return None
+        slots.append(int(count) if count else 1)
+    return slots
+
+
+def _job_slots(nodes: int | None, tasks: int | None, per_node: int | None
+               ) -> list[int] | None:
+    """The slots of each of the job's nodes: its tasks per node, or its tasks spread as the
+    scheduler spreads them (the first nodes one more); None where the node count is not known."""
+    if not nodes:
+        return None
+    if per_node:
+        return [per_node] * nodes
+    tasks = tasks or nodes
+    return [tasks // nodes + (1 if k < tasks % nodes else 0) for k in range(nodes)]
+
+
+def slot_fill(script: "JobScript", launch: "Launch", ranks: int, nodes: int | None,
+              tasks: int | None, per_node: int | None) -> tuple[int, int] | None:
+    """(nodes, ranks on the fullest node) where ``launch`` (``mpirun`` / ``mpiexec``, ``ranks``
+    from its ``-n``, no ranks per node of its own) fills slots node after node: the host
+    list's, else the job's (``nodes``, ``tasks`` and ``per_node`` as its directives ask);
+    None where it spreads its ranks itself, or they overflow the slots. Notes the layout
+    where it leaves nodes of the job idle."""
+    if launch.kind != "mpi" or ranks <= 0 or any(o in launch.options for o in _SPREADING):
+        return None
+    mapping = launch.options.get("map-by")
+    policy = ((mapping.value or "") if mapping is not None else "slot").split(":")[0].lower()
+    if policy not in _FILLING:
+        return None
+    hosts = launch.options.get("host")
+    slots = _host_slots(hosts.value or "") if hosts is not None else \
+        _job_slots(nodes, tasks, per_node)
+    if not slots or ranks > sum(slots):
+        return None
+    counts, left = [], ranks
+    for slot in slots:
+        counts.append(min(slot, left))
+        left -= counts[-1]
+    used = [c for c in counts if c]
+    if hosts is None and len(used) < len(slots):
+        script.note(f"line {launch.line}: {launch.launcher} -n {ranks} fills each node's "
+                    f"{slots[0]} slot{'s' if slots[0] != 1 else ''} (its tasks per node) before "
+                    f"the next: its ranks run on {len(used)} of the job's {len(slots)} nodes, "
+                    f"which is read; to spread them give --map-by ppr:"
+                    f"{-(-ranks // len(slots))}:node (Open MPI) or -ppn "
+                    f"{-(-ranks // len(slots))} (hydra)")
+    return len(used), max(used)

@@ -1,0 +1,49 @@
+"""Where a job script's mpirun -n N puts its ranks when it names no ranks per node."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.launch.script_reading import read_script
+
+#: The tester's adv/o4.sh (s40 A8): 2 nodes of 2 tasks each, 2 ranks through Open MPI 5's mpirun.
+O4 = """#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=2
+#SBATCH --time=00:05:00
+export OMP_NUM_THREADS=1
+/tmp/s40/A/venv/bin/mpirun -n 2 ./hyb 30000
+"""
+
+
+@pytest.mark.parametrize("options, layout", [
+    # measured in a 2-node salloc of 2 tasks each: Open MPI 5.0.11, 4.1.4 and MPICH's hydra
+    # put ranks 0 and 1 on n1 (3 ranks: 2 on n1, 1 on n2)
+    ("-n 2", (1, 2, 1)), ("--host n1:2 -n 2", (1, 2, 1)), ("-n 3", (2, 2, 1)),
+    ("-n 4", (2, 2, 1)), ("-np 1", (1, 1, 1)),
+    # spread by the launch itself: read as before
+    ("--host n1,n2 -n 2", (2, 1, 1)), ("-n 2 --map-by ppr:1:node", (2, 1, 1)),
+    ("-n 2 --map-by node", (2, 1, 1)), ("-n 2 --npernode 1", (2, 1, 1)),
+    ("-n 2 --pernode", (2, 1, 1)), ("-n 2 -ppn 1", (2, 1, 1))])
+def test_mpirun_n_fills_each_nodes_slots_before_the_next(options, layout):
+    """s40 tester A8: `mpirun -n 2` in a 2-node job of 2 tasks per node was read as 2 nodes x
+    1 rank; both Open MPIs (and hydra) run both ranks on the first node."""
+    script = read_script(O4.replace("-n 2", options))
+    assert script.layout() == layout, options
+
+
+def test_ranks_left_on_one_node_of_the_job_are_said_with_the_spread():
+    script = read_script(O4)
+    assert script.layout() == (1, 2, 1)
+    assert ("line 6: mpirun -n 2 fills each node's 2 slots (its tasks per node) before the "
+            "next: its ranks run on 1 of the job's 2 nodes, which is read; to spread them give "
+            "--map-by ppr:1:node (Open MPI) or -ppn 1 (hydra)") in script.notes
+
+
+def test_one_task_per_node_and_srun_spread_as_before():
+    one = read_script(O4.replace("--ntasks-per-node=2", "--ntasks-per-node=1"))
+    assert one.layout() == (2, 1, 1) and not any("slots" in n for n in one.notes)
+    srun = read_script(O4.replace("/tmp/s40/A/venv/bin/mpirun -n 2", "srun -n 2"))
+    assert srun.layout() == (2, 1, 1)
+    pbs = read_script("#!/bin/bash\n#PBS -l select=2:ncpus=2:mpiprocs=2\nmpirun -n 2 ./a\n")
+    assert pbs.layout() == (1, 2, 1)
