@@ -244,12 +244,14 @@ class Readings:
         comma, several different times matched (:mod:`.time_reading`), a time printed coarsely
         from a launch of ``wall_s``, judged with the configuration's earlier times ``seen``
         (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1), an input that ended on stdin
-        (:mod:`.stdin_note`)."""
+        (:mod:`.stdin_note`), a ``--fom-regex`` that read no number (:mod:`.fom_note`)."""
         from hpcds1mpi.measure.coarse_timer import coarse_note
+        from hpcds1mpi.measure.fom_note import fom_note
         from hpcds1mpi.measure.stdin_note import stdin_note
         from hpcds1mpi.measure import time_reading as tr
 
         notes, found = {"stdin": stdin_note(error) if status != "ok" else ""}, found or {}
+        notes["fom"] = fom_note(self.fom, found) if status == "ok" else ""
         text, values, regex = found.get("time_text"), found.get("time_values") or [], \
             f"--time-regex '{self.time.pattern}'" if self.time else ""
         if status == "ok" and self.time is not None and text is not None:
@@ -304,7 +306,9 @@ class Readings:
         return {"time": time_value(groups.get("time")), "time_text": groups.get("time"),
                 "time_cut": groups.get("time_cut", ""),
                 "time_values": groups.get("time_values", []),
-                "fom": fom if math.isfinite(fom) else math.nan,
+                "fom": fom if math.isfinite(fom) else math.nan, "fom_text": groups.get("fom"),
+                "fom_nearest": nearest_line(self.fom.pattern, *outputs) if outputs and self.fom
+                is not None and "fom" not in groups else "",
                 "ranks": ranks if math.isfinite(ranks) else math.nan,
                 # a regex's miss is no reason of the program's (s35 tester A4)
                 "said": program_reason(reason_line(*outputs), outputs[0]) if outputs else "",
