@@ -302,6 +302,7 @@ def merge(sources, out, force) -> None:
                f"{counts['replaced']} replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
                   if counts.get("repeated") else "") + _conflict_words(counts)
+               + _launcher_words(counts)
                + (f"; {counts['renamed']} of the sources' runs were under a machine id a "
                   "resume has since replaced: taken as that machine's"
                   if counts.get("renamed") else ""))
@@ -309,6 +310,18 @@ def merge(sources, out, force) -> None:
 
     for line in untold_twins(telemetry.load(out).machines):  # s38 tester K2
         click.echo(f"note: {line}", err=True)
+
+
+def _launcher_words(counts: dict) -> str:
+    """The runs merged that another record of was measured under another launcher: one of the
+    two measurements is kept (s40 tester A7: said as "replaced" alone)."""
+    if not counts.get("other_launcher"):
+        return ""
+    run_id, kept, other = counts["launchers"]
+    return (f"; {counts['other_launcher']} of them the same run measured under two launchers, "
+            f"one measurement kept (e.g. run {printable(run_id)}: {printable(kept)}'s kept, "
+            f"{printable(other)}'s dropped): merge one launcher's runs, or sweep the other with "
+            "another --label")
 
 
 def _conflict_words(counts: dict) -> str:

@@ -255,7 +255,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             refuse_foreign(Path(out))
         if resume:
             check_resumed(out, plan.source.get("command", ""), readings,
-                          plan.source.get("label", "external"), setup=setup)
+                          plan.source.get("label", "external"), setup=setup,
+                          launched=choice.describe(launch))
         first = plan.runs[0]
         first_env = {**os.environ, **launch.environment(first.config)}
         first_tokens = format_command(dict(first.extra)["command"], first)

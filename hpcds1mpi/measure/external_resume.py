@@ -1,7 +1,8 @@
 """What a ``--resume`` of an external-program sweep must share with the file it resumes:
-the same ``--command``, readings and ``--setup`` (:func:`check_resumed`), and no other program's runs under
-its ``--label`` (:func:`refuse_other_program`). Used by :mod:`hpcds1mpi.measure.external`, and
-by ``tune --program``, whose every trial adds to its ``--out``.
+the same ``--command``, readings, ``--setup`` and launcher (:func:`check_resumed`), and no
+other program's runs under its ``--label`` (:func:`refuse_other_program`). Used by
+:mod:`hpcds1mpi.measure.external`, and by ``tune --program``, whose every trial adds to its
+``--out``.
 """
 
 from __future__ import annotations
@@ -14,23 +15,33 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE  # a file from before --fail-regex: none
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.plan import RunSpec
+from hpcds1mpi.records.telemetry.merged_settings import same_launch_value
 
 
 #: What a resumed file must share with the sweep resuming it: (option, ``launch`` key).
 RESUME_SAME = (("--time-regex", "time_regex"), ("--fom-regex", "fom_regex"),
                ("--ranks-regex", "ranks_regex"), ("--output-file", "output_file"),
                ("--fail-regex", "fail_regex"), ("--setup", "setup"))
+#: How the sweep launched (:data:`~hpcds1mpi.records.telemetry.merged_settings.LAUNCHER_KEYS`):
+#: (option, key). Another launcher (Open MPI 4.1's ORTE for 5's PRRTE, srun for mpirun) binds
+#: and wires the ranks otherwise, but the runs' ids do not hold it: a resume under it had
+#: measured nothing, "already done" (s40 tester A7).
+RESUME_SAME_LAUNCH = (("--launcher", "launcher"), ("--mpiexec", "command"), ("--mpi", "mpi"),
+                      ("--launcher-args", "args"))
 #: How each command words a refusal: (what resumes the file, the program's option, itself).
 WORDS = {"sweep": ("--resume", "--command", "sweep"), "tune": ("--out", "--program", "tune")}
 
 
 def check_resumed(out: str, program: str, readings, label: str = "external",
-                  by: str = "sweep", setup: str | None = None) -> None:
-    """Refuse to resume ``out`` with another program command, other readings or another
-    ``setup`` (the pre-step that prepared each configuration's folder) than the file
-    records (its ``plan`` and ``launch`` attributes): ``runtime_s`` (or which runs are
-    ``failed``) would mean two things in one file, and the file's record of what it means would
-    be overwritten. Nor may ``label`` name anything but this program in the file
+                  by: str = "sweep", setup: str | None = None,
+                  launched: dict | None = None) -> None:
+    """Refuse to resume ``out`` with another program command, other readings, another
+    ``setup`` (the pre-step that prepared each configuration's folder) or, given
+    ``launched`` (the sweep's launcher as the ``launch`` attribute records it), another
+    launcher (:data:`RESUME_SAME_LAUNCH`; a file that records none, from before, is not
+    checked) than the file records (its ``plan`` and ``launch`` attributes): ``runtime_s``
+    (or which runs are ``failed``) would mean two things in one file, and the file's record
+    of what it means would be overwritten. Nor may ``label`` name anything but this program in the file
     (:func:`refuse_other_program`). ``by``: the command resuming it (:data:`WORDS`).
 
     Raises:
@@ -65,6 +76,10 @@ def check_resumed(out: str, program: str, readings, label: str = "external",
         if key in before or (key in ABSENT_IS_NONE and "time_regex" in before):
             if (before.get(key) or "") != now[key]:
                 differ.append((option, f"{shown(before.get(key))} (now {shown(now[key])})"))
+    for option, key in RESUME_SAME_LAUNCH if launched is not None else ():
+        if key in before and not same_launch_value(key, before[key], launched.get(key)):
+            differ.append((option, f"{_launch_shown(before[key])} (now "
+                                   f"{_launch_shown(launched.get(key))})"))
     if differ:
         raise ConfigError(
             f"{resume} {out}: the file was measured with "
@@ -72,6 +87,13 @@ def check_resumed(out: str, program: str, readings, label: str = "external",
             f"{who}'s mean: rerun with the same {', '.join(o for o, _ in differ)}, or give a "
             "new --out")
     refuse_other_program(out, store, label, program, resume)
+
+
+def _launch_shown(value) -> str:
+    """A recorded launcher value as a refusal names it (a list of arguments as one line)."""
+    if isinstance(value, list):
+        value = shlex.join(str(v) for v in value)
+    return f"'{value}'" if value else "none"
 
 
 def same_command(recorded: str, given: str) -> bool:

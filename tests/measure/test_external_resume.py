@@ -97,3 +97,38 @@ def test_the_same_words_quoted_another_way_resume_and_other_words_do_not(tmp_pat
         check_resumed(str(out), measured, Readings.of(), "br")
         with pytest.raises(ConfigError, match="--command"):  # one argument fewer: refused
             check_resumed(str(out), "./app {size} {a,b} end", Readings.of(), "br")
+
+
+def test_a_resume_under_another_launcher_is_refused_and_under_the_same_goes_on(tmp_path):
+    """s40 tester A7: `--resume` with another --mpiexec measured nothing ("8 already done"):
+    the runs' ids do not hold the launcher."""
+    program, out = "./scf {size}", tmp_path / "scf.h5"
+    recorded = {"launcher": "mpiexec", "command": "/venv/bin/mpirun", "flavour": "OpenMpiMpirun",
+                "args": [], "mpi": "", "time_regex": "", "fom_regex": "", "ranks_regex": "",
+                "output_file": "", "fail_regex": ""}
+    writer = telemetry.TelemetryWriter(out, attrs={
+        "plan": json.dumps({"command": program, "label": "scf"}),
+        "launch": json.dumps(recorded)})
+    writer.open()
+    writer.close()
+    check_resumed(str(out), program, Readings.of(), "scf", launched=dict(recorded))
+    check_resumed(str(out), program, Readings.of(), "scf")  # tune: no launcher to compare
+    for now, words in (
+            ({"command": "/usr/bin/mpirun.openmpi"},
+             "--mpiexec '/venv/bin/mpirun' (now '/usr/bin/mpirun.openmpi')"),
+            ({"launcher": "srun", "command": "srun", "mpi": "pmix"},
+             "--launcher 'mpiexec' (now 'srun'); --mpiexec '/venv/bin/mpirun' (now 'srun'); "
+             "--mpi none (now 'pmix')"),
+            ({"args": ["--bind-to", "none"]}, "--launcher-args none (now '--bind-to none')")):
+        with pytest.raises(ConfigError) as caught:
+            check_resumed(str(out), program, Readings.of(), "scf", launched={**recorded, **now})
+        assert f"--resume {out}: the file was measured with {words}; its runs would not mean " \
+            "what this sweep's mean: rerun with the same " in str(caught.value)
+    # a file from before the launcher was recorded: resumed as before, whatever launches now
+    old = {k: v for k, v in recorded.items() if k not in ("launcher", "command", "args", "mpi")}
+    writer = telemetry.TelemetryWriter(tmp_path / "old.h5", attrs={
+        "plan": json.dumps({"command": program, "label": "scf"}), "launch": json.dumps(old)})
+    writer.open()
+    writer.close()
+    check_resumed(str(tmp_path / "old.h5"), program, Readings.of(), "scf",
+                  launched={**recorded, "launcher": "srun", "command": "srun"})

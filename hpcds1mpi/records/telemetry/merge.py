@@ -11,7 +11,8 @@ from .adopted_ids import renamed_ids
 from .journal import load
 from .kept_rows import refuse_broken_rows
 from .layout import DETAIL_TABLES
-from .merged_settings import carry, shared_attrs
+from .merged_settings import (LAUNCHER_KEYS, carry, launcher_of, launcher_words,
+                              same_launch_value, shared_attrs)
 from .snapshot_write import storable
 from .writer import TelemetryWriter
 
@@ -32,8 +33,11 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "conflicts": n, "conflict": example,
-        "rows": total, "repeated": n}``; ``conflict`` is ``(run_id, column, source)`` of the
-        first conflict (None without one); a source given more than once is read once
+        "rows": total, "repeated": n, "other_launcher": n, "launchers": example}``;
+        ``conflict`` is ``(run_id, column, source)`` of the first conflict (None without one);
+        ``other_launcher`` counts the runs met twice under two launchers (one kept by the rules
+        above), ``launchers`` the first as ``(run_id, the kept one's launcher, the other's)``,
+        as a line names them (None without one); a source given more than once is read once
         (``repeated`` counts the repeats), so that its runs are not counted again as "already
         there".
     """
@@ -68,8 +72,9 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
         before = None
     # A failure changes nothing: a new --out is removed again, an existing one left as it was.
     writer = TelemetryWriter(out, resume=True, all_or_nothing=True)
-    counts = {"added": 0, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0}
-    conflict = None
+    counts = {"added": 0, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0,
+              "other_launcher": 0}
+    conflict = launchers = None
     with writer:
         store = writer.store
         # --out's own rows are rewritten too: by the same rules (s37 tester P7)
@@ -96,6 +101,9 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                 if not row.get("source_file"):
                     row["source_file"] = label
                 old = store.runs.get(key)
+                if old is not None and (two := _two_launchers(old, row)):
+                    counts["other_launcher"] += 1  # one run measured twice (s40 tester A7)
+                    launchers = launchers or (key[1], *(two[::-1] if _better(row, old) else two))
                 if old is None:
                     counts["added"] += 1
                 elif _better(row, old):
@@ -125,6 +133,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     _keep_shared_mode(out, before)
     counts["rows"] = len(load(out).runs)
     counts["conflict"] = conflict
+    counts["launchers"] = launchers
     counts["repeated"] = len(sources) - len(unique)
     return counts
 
@@ -166,6 +175,15 @@ def _keep_shared_mode(out: str | os.PathLike, before: os.stat_result | None) -> 
 #: launch, finished (any other status). A shard's record replaces another only if it says at
 #: least as much, and then the newer one wins.
 _WEIGHT = {"interrupted": 0, "crashed": 1}
+
+
+def _two_launchers(old: dict, new: dict) -> tuple[str, str] | None:
+    """The launchers of two records of one run, as a line names them, where they differ (its
+    id does not hold the launcher); None where they agree or either records none."""
+    a, b = launcher_of(old), launcher_of(new)
+    if a is None or b is None or all(same_launch_value(k, a[k], b[k]) for k in LAUNCHER_KEYS):
+        return None
+    return launcher_words(a), launcher_words(b)
 
 
 def _better(new: dict, old: dict) -> bool:

@@ -19,6 +19,46 @@ import json
 LAUNCH_COLUMN, TEMPLATE_COLUMN = "sweep_launch", "command_template"
 #: The file attributes that record a program sweep's plans.
 PLAN, EARLIER_PLANS = "plan", "earlier_plans"
+#: The ``launch`` keys that say which launcher started the ranks
+#: (:meth:`~hpcds1mpi.launch.preflight.LaunchChoice.describe`): a run's id does not hold them,
+#: so one run under two launchers is one key (s40 tester A7: a resume under another measured
+#: nothing, a merge kept one launcher's runs as "replaced").
+LAUNCHER_KEYS = ("launcher", "command", "mpi", "args")
+
+
+def same_launch_value(key: str, recorded, given) -> bool:
+    """Whether a recorded :data:`LAUNCHER_KEYS` value is ``given``: a launcher file by the file
+    it leads to (a link to the same file is the same launcher), arguments as a list."""
+    import os
+
+    if key == "command" and isinstance(recorded, str) and isinstance(given, str):
+        return recorded == given or os.path.realpath(recorded) == os.path.realpath(given)
+    if key == "args":
+        return list(recorded or []) == list(given or [])
+    return (recorded or "") == (given or "")
+
+
+def launcher_of(row: dict) -> dict | None:
+    """The :data:`LAUNCHER_KEYS` of the launch a program row carries (``sweep_launch``); None
+    where it carries none (a kernel's run, a file from before)."""
+    try:
+        launch = json.loads(row.get(LAUNCH_COLUMN) or "{}")
+    except (TypeError, ValueError):
+        return None
+    if not isinstance(launch, dict) or not isinstance(launch.get("launcher"), str):
+        return None
+    return {k: launch.get(k) for k in LAUNCHER_KEYS}
+
+
+def launcher_words(launcher: dict) -> str:
+    """A launcher as a line names it: "srun --mpi=pmix", "/usr/bin/mpirun.openmpi --bind-to
+    none"."""
+    import shlex
+
+    head = "srun" if launcher.get("launcher") == "srun" else str(launcher.get("command") or "")
+    mpi = f" --mpi={launcher['mpi']}" if launcher.get("mpi") else ""
+    args = launcher.get("args") if isinstance(launcher.get("args"), list) else []
+    return (head + mpi + (" " + shlex.join(str(a) for a in args) if args else "")).strip()
 
 
 def carry(row: dict, attrs: dict) -> dict:

@@ -79,7 +79,8 @@ def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_pa
     telemetry.append(a, [run_row(0), run_row(1)])
     counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
     assert counts == {"added": 2, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0,
-                      "conflict": None, "rows": 2, "repeated": 1}
+                      "conflict": None, "rows": 2, "repeated": 1, "other_launcher": 0,
+                      "launchers": None}
 
 
 def test_a_damaged_target_or_source_is_refused_and_nothing_rewritten(tmp_path):
@@ -356,3 +357,28 @@ def test_an_old_copy_of_a_rekeyed_file_merges_as_the_runs_already_there(tmp_path
     assert machines["machine_id"].tolist() == ["new"]
     assert machines["adopted_ids"].tolist() == ["old"]  # a later merge still knows it
     assert telemetry.merge([old], out)["added"] == 0
+
+
+def test_one_run_measured_under_two_launchers_is_counted_and_named(tmp_path):
+    """s40 tester A7: two sweeps of one plan under the wheel's mpirun and srun --mpi=pmix gave
+    the same run ids; the merge kept srun's as "4 replaced", the mpirun measurements gone
+    without a word."""
+    import json
+
+    def launch(launcher, command, mpi="", args=()):
+        return json.dumps({"launcher": launcher, "command": command, "flavour": "X",
+                           "args": list(args), "mpi": mpi, "time_regex": "TIME (\\S+)"})
+
+    a, b, c, out = (tmp_path / n for n in ("a.h5", "b.h5", "c.h5", "all.h5"))
+    mpirun, srun = launch("mpiexec", "/venv/bin/mpirun"), launch("srun", "srun", "pmix")
+    later = time.time() + 5
+    telemetry.append(a, [run_row(i, kind="external", sweep_launch=mpirun) for i in range(2)])
+    telemetry.append(b, [run_row(i, kind="external", sweep_launch=srun, finished_at=later)
+                         for i in range(2)])
+    telemetry.append(c, [run_row(i, kind="external", sweep_launch=launch(
+        "mpiexec", "/venv/bin/mpirun"), finished_at=later + 5) for i in range(2)])
+    counts = telemetry.merge([a, b], out)
+    assert counts["replaced"] == 2 and counts["other_launcher"] == 2
+    assert counts["launchers"] == ("r000", "srun --mpi=pmix", "/venv/bin/mpirun")
+    same = telemetry.merge([a, c], tmp_path / "same.h5")  # one launcher: a rerun, no word
+    assert same["replaced"] == 2 and same["other_launcher"] == 0 and same["launchers"] is None
