@@ -63,7 +63,7 @@ def measured_file(command: str | None, launch: dict | None) -> str | None:
     find first (s33 tester B2: ``python3`` swept under ``/usr/bin/mpirun.openmpi`` was
     ``/usr/bin/python3``); None where the line does not tell (another launcher: the sweep's
     PATH is not recorded)."""
-    from hpcds1mpi.launch.rank_program import openmpi_prefix
+    from hpcds1mpi.launch.rank_program import prefix_bin_first
 
     try:
         tokens = shlex.split(command or "")
@@ -75,8 +75,8 @@ def measured_file(command: str | None, launch: dict | None) -> str | None:
     if not word or "/" in word or not isinstance(launch, dict) or \
             launch.get("launcher") == "srun":
         return None
-    prefix = openmpi_prefix(launch.get("command") or "", launch.get("args") or ())
-    found = os.path.join(prefix, "bin", word) if prefix else ""
+    first = prefix_bin_first(launch.get("command") or "", launch.get("args") or ())
+    found = os.path.join(first, word) if first else ""
     return found if found and os.path.isfile(found) and os.access(found, os.X_OK) else None
 
 

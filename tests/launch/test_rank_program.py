@@ -73,3 +73,35 @@ def test_a_prefix_option_is_what_the_real_launch_uses(tmp_path, args):
     assert ran.stdout.strip() == subprocess.run(
         ["sh", "-c", "command -v hpcc"], env=found_env, capture_output=True,
         text=True).stdout.strip() == "/usr/bin/hpcc"
+
+
+def test_open_mpis_relocating_wrapper_puts_its_lib_first_but_leaves_the_ranks_path(tmp_path):
+    """s40 tester A12: the PyPI Open MPI 5 wheel's bin/mpirun (an ELF naming OPAL_PREFIX,
+    linking no ORTE) gives its ranks its lib on LD_LIBRARY_PATH but leaves PATH (measured:
+    `mpirun -n 1 env`); the pre-flight put its bin first as Open MPI 4's mpirun does, so a
+    bare python3 was read as the wheel venv's and ran as another, failing in MPI_Init."""
+    import shutil
+    from pathlib import Path
+
+    from hpcds1mpi.launch.measured_program import measured_file
+    from hpcds1mpi.launch.rank_program import prefix_bin_first
+
+    prefix = tmp_path / "venv"
+    (prefix / "bin").mkdir(parents=True)
+    wrapper = prefix / "bin" / "mpirun"
+    wrapper.write_bytes(Path(os.path.realpath(shutil.which("true"))).read_bytes()
+                        + b"\0ompirun_wrapper\0OPAL_PREFIX\0")
+    wrapper.chmod(0o755)
+    python = prefix / "bin" / "python3"
+    python.write_text("#!/bin/sh\n")
+    python.chmod(0o755)
+    env = {"PATH": "/usr/bin", "LD_LIBRARY_PATH": "/opt/x"}
+    ranks = rank_environment(str(wrapper), (), env)
+    assert ranks["PATH"] == "/usr/bin"
+    assert ranks["LD_LIBRARY_PATH"] == f"{prefix / 'lib'}:/opt/x"
+    assert prefix_bin_first(str(wrapper)) is None
+    assert measured_file("python3 x.py", {"command": str(wrapper), "args": []}) is None
+    if os.path.exists("/usr/bin/mpirun.openmpi"):  # Open MPI 4's mpirun by its path: both
+        ranks = rank_environment("/usr/bin/mpirun.openmpi", (), env)
+        assert ranks["PATH"].startswith("/usr/bin:") and prefix_bin_first(
+            "/usr/bin/mpirun.openmpi") == "/usr/bin"
