@@ -45,11 +45,12 @@ def knee(x: np.ndarray, y: np.ndarray) -> int:
     """Position (in the given arrays) of the knee of a front sorted by x.
 
     In log units normalised to [0, 1] per objective, the knee is the point farthest below the
-    chord joining the front's two ends. A front of one or two points has no knee: it takes
-    the point with the smallest x times y (the smaller log sum, unnormalised), the end whose
-    relative gain in one objective outweighs its relative loss in the other. Normalised, two
-    points always read (0, 1) and (1, 0), a tie the first (fastest) took: 1.4 % faster for
-    75 % more energy (s40 tester D5).
+    chord joining the front's two ends. A front with no point below that chord (one or two
+    points, or a concave front) has no knee: it takes the point with the smallest x times y
+    (the smaller log sum, unnormalised), e.g. the end whose relative gain in one objective
+    outweighs its relative loss in the other. Normalised, both ends always read 0, a tie the
+    first (fastest) took: 1.4 % faster for 75 % more energy (s40 tester D5, and with a
+    point measured in between, s40 review F2).
     """
     lx, ly = np.log(np.asarray(x, float)), np.log(np.asarray(y, float))
     if len(lx) <= 2:
@@ -58,4 +59,7 @@ def knee(x: np.ndarray, y: np.ndarray) -> int:
     span_y = (ly.max() - ly.min()) or 1.0
     nx, ny = (lx - lx.min()) / span_x, (ly - ly.min()) / span_y
     # Chord from (0, 1) (fastest end) to (1, 0) (cheapest end): distance ∝ 1 - nx - ny.
-    return int(np.argmax(1.0 - nx - ny))
+    below = 1.0 - nx - ny
+    if not below.max() > 0:  # nothing below the chord: no knee (NaN too: not a knee)
+        return int(np.argmin(lx + ly))
+    return int(np.argmax(below))

@@ -30,3 +30,12 @@ def test_a_two_point_front_takes_the_end_whose_gain_outweighs_its_loss():
     assert system1_front.knee(x, y) == 1
     assert system1_front.knee(np.array([0.05, 0.10953]), np.array([1.0, 0.951])) == 0
     assert system1_front.knee(x[:1], y[:1]) == 0
+
+
+def test_a_front_with_no_point_below_its_chord_takes_the_smaller_product():
+    """s40 review F2: D5's front with one more layout measured in between, above the chord,
+    went back to the fastest end (108 ms for 75 % more energy than 110 ms)."""
+    x, y = np.array([0.108, 0.1095, 0.110]), np.array([1.67, 1.6, 0.951])
+    assert system1_front.knee(x, y) == 2
+    # the fastest end where its gain outweighs the loss, the front concave alike
+    assert system1_front.knee(np.array([0.05, 0.09, 0.1]), np.array([1.0, 0.99, 0.95])) == 0
