@@ -10,10 +10,10 @@ measured nothing bounded it at all: the trees, flat beyond the sizes, read a pro
 the size squared at 100x its largest size as 0.47 s (0.19-0.76 s) (s40 tester B4).
 
 So the question is also scored at the edge (:func:`edge_size`, :func:`edge_frame`), and
-:func:`hold_to_edge` keeps each candidate's relative runtime interval at least as wide as the
-same candidate's there, and lets one with no measured edge of its own (hardware never measured,
-a layout never run) grow from the edge's interval along the steepest measured slope; System 1
-caps the pick's confidence at the edge answer's (``system1.choose``).
+:func:`hold_to_edge` keeps each candidate's relative runtime and energy intervals at least as
+wide as the same candidate's there, and lets one with no measured edge of its own (hardware
+never measured, a layout never run) grow from the edge's interval along the steepest measured
+slope; System 1 caps the pick's confidence at the edge answer's (``system1.choose``).
 """
 
 from __future__ import annotations
@@ -63,12 +63,15 @@ def steepest_growth(measured, workload: str, above: bool) -> float:
 
 def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
                  steepest: float) -> None:
-    """Widen, in place, the runtime interval of each candidate of ``cols`` (System 1's columns
-    at ``size``) found in ``edge_cols`` (the same grid scored at ``edge``): its relative width
-    on each side at least the edge's, and, for a candidate not held to a measured edge run of
-    its own (no :data:`~hpcds1mpi.surrogates.neighbour_beyond.EDGE_SIZE`), its open end at
-    least the edge's grown along ``steepest`` (above the sizes the upper end, below them the
-    lower). The point is left as it is; energy too."""
+    """Widen, in place, the runtime and the energy interval of each candidate of ``cols``
+    (System 1's columns at ``size``) found in ``edge_cols`` (the same grid scored at
+    ``edge``): its relative width on each side at least the edge's, and, for a candidate not
+    held to a measured edge run of its own (no
+    :data:`~hpcds1mpi.surrogates.neighbour_beyond.EDGE_SIZE`), its open end at least the
+    edge's grown along ``steepest`` (above the sizes the upper end, below them the lower; the
+    energy's too, the power taken as at the edge). The points are left as they are.
+    (Energy held too: grow read 2.6-14.1 J at its edge and 10.7-22.5 J beyond it, s40
+    review F4.)"""
     here = _keys(cols)
     there = _keys(edge_cols)
     order = np.argsort(there, kind="stable")
@@ -77,25 +80,28 @@ def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
         return
     found = there[order][pos] == here
     at = order[pos]
-    point, lo, hi = (np.array(cols[c], dtype=float) for c in
-                     ("runtime_s", "runtime_lo", "runtime_hi"))
-    e_point, e_lo, e_hi = (np.asarray(edge_cols[c], dtype=float)[at] for c in
-                           ("runtime_s", "runtime_lo", "runtime_hi"))
-    usable = found & np.isfinite(point) & (point > 0) & np.isfinite(e_point) & (e_point > 0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rel_lo, rel_hi = e_lo / e_point, e_hi / e_point
-        new_lo = np.where(usable & np.isfinite(rel_lo), np.fmin(lo, point * rel_lo), lo)
-        new_hi = np.where(usable & np.isfinite(rel_hi), np.fmax(hi, point * rel_hi), hi)
-        own_edge = np.asarray(cols[EDGE_SIZE], dtype=float) if EDGE_SIZE in cols \
-            else np.full(len(point), np.nan)
-        grown = (usable & ~np.isfinite(own_edge))
-        factor = (float(size) / float(edge)) ** steepest
-        if size > edge:
-            new_hi = np.where(grown & np.isfinite(e_hi), np.fmax(new_hi, e_hi * factor), new_hi)
-        else:
-            new_lo = np.where(grown & np.isfinite(e_lo), np.fmin(new_lo, e_lo * factor), new_lo)
-    cols["runtime_lo"] = np.fmin(new_lo, point)
-    cols["runtime_hi"] = np.fmax(new_hi, point)
+    own_edge = np.asarray(cols[EDGE_SIZE], dtype=float) if EDGE_SIZE in cols \
+        else np.full(len(here), np.nan)
+    factor = (float(size) / float(edge)) ** steepest
+    for mid, low, high in (("runtime_s", "runtime_lo", "runtime_hi"),
+                           ("energy_j", "energy_lo", "energy_hi")):
+        point, lo, hi = (np.array(cols[c], dtype=float) for c in (mid, low, high))
+        e_point, e_lo, e_hi = (np.asarray(edge_cols[c], dtype=float)[at]
+                               for c in (mid, low, high))
+        usable = found & np.isfinite(point) & (point > 0) & np.isfinite(e_point) & (e_point > 0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rel_lo, rel_hi = e_lo / e_point, e_hi / e_point
+            new_lo = np.where(usable & np.isfinite(rel_lo), np.fmin(lo, point * rel_lo), lo)
+            new_hi = np.where(usable & np.isfinite(rel_hi), np.fmax(hi, point * rel_hi), hi)
+            grown = usable & ~np.isfinite(own_edge)
+            if size > edge:
+                new_hi = np.where(grown & np.isfinite(e_hi), np.fmax(new_hi, e_hi * factor),
+                                  new_hi)
+            else:
+                new_lo = np.where(grown & np.isfinite(e_lo), np.fmin(new_lo, e_lo * factor),
+                                  new_lo)
+        cols[low] = np.fmin(new_lo, point)
+        cols[high] = np.fmax(new_hi, point)
 
 
 def _keys(cols: dict) -> np.ndarray:

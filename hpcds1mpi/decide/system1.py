@@ -232,6 +232,7 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                                      table, pred)
     hold_to_edge(cols, at_edge.cols, size, edge,
                  steepest_growth(measured, workload, above=size > edge))
+    floor_energy(cols, partitions)  # a lower energy bound widened: still the idle draw's
     return at_edge
 
 

@@ -81,3 +81,28 @@ def test_edge_size_is_the_nearest_measured_size_outside_them_only():
     assert beyond_edge.edge_size(bundle, "grow", 1000) == 4000
     assert beyond_edge.edge_size(bundle, "grow", 8000) is None
     assert beyond_edge.edge_size(bundle, "other", 20000) is None
+
+
+class GrowEnergy(Grow):
+    """Grow, its energy interval wide at the edge (0.2-1.15 x) and narrow beyond it."""
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        energy = out["energy_j"].to_numpy(float)
+        edge = df["size"].to_numpy(float) <= 16000
+        out["energy_lo"] = np.where(edge, energy * 0.2, energy * 0.95)
+        out["energy_hi"] = np.where(edge, energy * 1.15, energy * 1.05)
+        return out
+
+
+def test_beyond_the_sizes_the_energy_interval_is_no_narrower_than_at_the_edge():
+    """s40 review F4: grow read energy 2.6-14.1 J at its edge 16000 and 10.7-22.5 J at
+    16500, the runtime interval held to the edge's width, the energy interval not."""
+    def relative(size):
+        p = s1.choose(s1.score(GrowEnergy(), "grow", size, [CPU], ONE_NODE), "energy").pick
+        return p["energy_lo"] / p["energy_j"], p["energy_hi"] / p["energy_j"]
+
+    edge_lo, edge_hi = relative(16000)
+    for size in (16500, 24000):
+        lo, hi = relative(size)
+        assert lo <= edge_lo + 1e-9 and hi >= edge_hi - 1e-9, size
