@@ -35,7 +35,8 @@ import numpy as np
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import bundle_cache
-from hpcds1mpi.decide.beyond_edge import edge_frame, edge_size, hold_to_edge, steepest_growth
+from hpcds1mpi.decide.beyond_edge import (edge_frame, edge_size, hold_to_edge,
+                                          shared_edge_answer, steepest_growth)
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
@@ -219,17 +220,27 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                  cols) -> Scores | None:
     """The question's grid scored at the workload's nearest measured size where ``size`` is
     beyond them all, after widening ``cols``' intervals to it
-    (:func:`~hpcds1mpi.decide.beyond_edge.hold_to_edge`); None inside the sizes."""
+    (:func:`~hpcds1mpi.decide.beyond_edge.hold_to_edge`); None inside the sizes. Questions
+    past the same edge share it (:func:`~hpcds1mpi.decide.beyond_edge.shared_edge_answer`)."""
     edge = edge_size(bundle, workload, int(size))
     table = None if edge is None else edge_frame(frame, edge)
     if table is None:
         return None
-    try:
-        pred = bundle.predict(model_table(bundle, table, partitions))
-    except ModelError:  # a caller's table without the hardware columns (mobo's reading)
+    asked = model_table(bundle, table, partitions)
+
+    def compute():
+        try:
+            pred = bundle.predict(asked)
+        except ModelError:  # a caller's table without the hardware columns (mobo's reading)
+            return None
+        return scores_from_prediction(bundle, workload, edge, partitions, constraints, limits,
+                                      table, pred)
+
+    key = (str(workload), edge, tuple(repr(p) for p in partitions), repr(constraints),
+           tuple(sorted((str(k), repr(v)) for k, v in limits.items())))
+    at_edge = shared_edge_answer(bundle, key, asked, compute)
+    if at_edge is None:
         return None
-    at_edge = scores_from_prediction(bundle, workload, edge, partitions, constraints, limits,
-                                     table, pred)
     hold_to_edge(cols, at_edge.cols, size, edge,
                  steepest_growth(measured, workload, above=size > edge))
     floor_energy(cols, partitions)  # a lower energy bound widened: still the idle draw's

@@ -106,3 +106,35 @@ def test_beyond_the_sizes_the_energy_interval_is_no_narrower_than_at_the_edge():
     for size in (16500, 24000):
         lo, hi = relative(size)
         assert lo <= edge_lo + 1e-9 and hi >= edge_hi - 1e-9, size
+
+
+class CountedGrow(Grow):
+    """Grow, counting its predict calls."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        self.calls += 1
+        return super().predict(df)
+
+
+def test_questions_past_the_same_edge_share_one_edge_answer():
+    """s40 review F5: each question beyond the sizes predicted and scored its edge grid again,
+    outside score_many's one predict: 20 such questions took five times 20 inside."""
+    from hpcds1mpi.decide import system1_batch as sb
+
+    bundle = CountedGrow()
+    questions = [sb.Question("grow", size, [CPU], ONE_NODE) for size in (16500, 18000, 24000)]
+    shared = sb.score_many(bundle, questions)
+    assert bundle.calls == 2  # the questions' one, the edge's one
+    for q, got in zip(questions, shared):  # the same answer as each scored alone, afresh
+        alone = s1.score(CountedGrow(), "grow", q.size, [CPU], ONE_NODE)
+        for col in ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi", "feasible"):
+            np.testing.assert_array_equal(got.cols[col], alone.cols[col])
+        assert s1.choose(got, "time").confidence == s1.choose(alone, "time").confidence
+    s1.score(bundle, "grow", 30000, [CPU], ONE_NODE)
+    assert bundle.calls == 3  # the edge answer kept with the bundle
+    s1.score(bundle, "grow", 30000, [CPU], s1.Constraints(max_nodes=1, devices=["cpu"]))
+    assert bundle.calls == 5  # other constraints: another edge answer
