@@ -430,7 +430,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     layout = replace(layout, memory_mib=rewritten_memory_mib(  # as recommend asks (s40 D12)
         script, advice.recommended.mem_need_mib, picked_part))
     advice.warnings += [w for w in [memory_warning(script, advice.asked.mem_need_mib,
-                                                   partition, advice.asked.text())] if w]
+                                                   partition, advice.asked.text(),
+                                                   asked_cfg.ranks_per_node)] if w]
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout)

@@ -4,7 +4,8 @@ Before, advise compared layouts and time limits but never memory: a script askin
 ``--mem=100M`` for a job predicted to need 363 MiB per node was called the recommended
 layout, and ``--rewrite`` kept the 100M where ``recommend``'s own script asks 1364M (s40
 tester D12). Now the script's ask is read (``--mem``, or ``--mem-per-cpu`` x its CPUs per
-node), a warning says when it is below the predicted need of the script's layout, and
+node: the ranks per node of the layout advise read, ``--ntasks`` or ``--ntasks-per-node``, x
+``--cpus-per-task``), a warning says when it is below the predicted need of the script's layout, and
 ``--rewrite`` raises a ``--mem`` below the need of the layout it writes to what ``recommend``
 would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`). A script that asks no
 memory gets the site's default, which is not known here: nothing is said of it.
@@ -18,34 +19,48 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
     from hpcds1mpi.launch.job_script import JobScript
+    from hpcds1mpi.launch.script_options import Option
 
 
-def asked_memory_mib(script: "JobScript") -> tuple[float | None, str]:
-    """(MiB per node the Slurm ``script`` asks for, how it asks it, e.g. ``--mem=100M (line
-    6)``); ``(None, "")`` where it asks none, the whole node (``--mem=0``), or is not Slurm."""
+def _asked_option_mib(script: "JobScript", name: str) -> tuple[float | None, "Option | None"]:
+    """(MiB the Slurm directive ``name`` asks, the directive); ``(None, None)`` where the
+    script does not give it, gives 0 (the whole node), or is not Slurm."""
     from hpcds1mpi.launch.partition_limits import mem_option_mb
 
-    if script.scheduler != "slurm":
-        return None, ""
-    mem, per_cpu = script.directives.get("mem"), script.directives.get("mem-per-cpu")
-    if mem is not None and mem.value and str(mem.value) != "0":
-        return mem_option_mb(str(mem.value)), f"--mem={mem.value} (line {mem.line})"
-    if per_cpu is not None and per_cpu.value and str(per_cpu.value) != "0":
-        cpus = (script.ntasks_per_node or 1) * (script.cpus_per_task or 1)
-        mib = mem_option_mb(str(per_cpu.value))
+    opt = script.directives.get(name) if script.scheduler == "slurm" else None
+    if opt is None or not opt.value or str(opt.value) == "0":
+        return None, None
+    return mem_option_mb(str(opt.value)), opt
+
+
+def asked_memory_mib(script: "JobScript", ranks_per_node: int) -> tuple[float | None, str]:
+    """(MiB per node the Slurm ``script`` asks for, how it asks it, e.g. ``--mem=100M (line
+    6)``); ``(None, "")`` where it asks none, the whole node (``--mem=0``), or is not Slurm.
+
+    ``ranks_per_node`` is the layout's as advise read it (``JobScript.layout``): Slurm counts
+    ``--mem-per-cpu`` over the CPUs it gives a node, its tasks x ``--cpus-per-task``, whether
+    the script says ``--ntasks`` or ``--ntasks-per-node`` (s40 review: ``--nodes=1
+    --ntasks=2 --mem-per-cpu=30M`` was read as 1 CPU, 30 MiB, and warned)."""
+    mib, mem = _asked_option_mib(script, "mem")
+    if mem is not None:
+        return mib, f"--mem={mem.value} (line {mem.line})"
+    mib, per_cpu = _asked_option_mib(script, "mem-per-cpu")
+    if per_cpu is not None:
+        cpus = max(1, int(ranks_per_node)) * (script.cpus_per_task or 1)
         return (None if mib is None else mib * cpus,
                 f"--mem-per-cpu={per_cpu.value} (line {per_cpu.line}) x {cpus} CPUs per node")
     return None, ""
 
 
 def memory_warning(script: "JobScript", need_mib: float, partition: "Partition",
-                   layout: str) -> str | None:
-    """The warning for a script asking less memory per node than its layout is predicted to
-    need (``need_mib``, host MiB per node); None where it asks enough, or either is unknown."""
+                   layout: str, ranks_per_node: int) -> str | None:
+    """The warning for a script asking less memory per node than its layout (``layout``, read
+    as ``ranks_per_node`` ranks a node) is predicted to need (``need_mib``, host MiB per
+    node); None where it asks enough, or either is unknown."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.directives import MEMORY_FLOOR_MIB, MEMORY_MARGIN, memory_request_mib
 
-    asked, how = asked_memory_mib(script)
+    asked, how = asked_memory_mib(script, ranks_per_node)
     if asked is None or not math.isfinite(need_mib) or need_mib <= 0 or asked >= need_mib:
         return None
     try:
@@ -65,8 +80,7 @@ def rewritten_memory_mib(script: "JobScript", need_mib: float,
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.directives import memory_request_mib
 
-    mem = script.directives.get("mem") if script.scheduler == "slurm" else None
-    asked, _ = asked_memory_mib(script)
+    asked, mem = _asked_option_mib(script, "mem")  # only a --mem is rewritten
     if mem is None or asked is None or not math.isfinite(need_mib) or asked >= need_mib:
         return None
     try:

@@ -72,4 +72,34 @@ def test_a_per_cpu_ask_is_counted_per_node():
     from hpcds1mpi.launch.script_reading import read_script
 
     script = read_script(SCRIPT.format(mem="#SBATCH --mem-per-cpu=1G\n"))
-    assert asked_memory_mib(script) == (2048.0, "--mem-per-cpu=1G (line 6) x 2 CPUs per node")
+    assert asked_memory_mib(script, 1) == (2048.0, "--mem-per-cpu=1G (line 6) x 2 CPUs per node")
+
+
+PER_TASK = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=1
+#SBATCH --ntasks=2
+#SBATCH --mem-per-cpu={mib}M
+#SBATCH --time=00:30:00
+srun hpcds1mpi run stencil --size 128 --precision fp64
+"""
+
+
+def test_a_per_cpu_ask_counts_the_ranks_per_node_of_ntasks(bundle, places):
+    """``--nodes=1 --ntasks=2`` gives a node 2 CPUs, so ``--mem-per-cpu`` counts twice (s40
+    review: it was read as 1 CPU per node, and a script asking enough was warned)."""
+    from hpcds1mpi.decide.advise_memory import asked_memory_mib
+    from hpcds1mpi.launch.script_reading import read_script
+
+    assert asked_memory_mib(read_script(PER_TASK.format(mib=30)), 2) == (
+        60.0, "--mem-per-cpu=30M (line 5) x 2 CPUs per node")
+    need = advise(PER_TASK.format(mib=30), bundle, places,
+                  model_dir=DEFAULT_MODEL).asked.mem_need_mib
+    assert math.isfinite(need) and need > 1
+    half = math.ceil(need / 2)  # 2 x half is enough; 1 x half (the old reading) is not
+    a = advise(PER_TASK.format(mib=half), bundle, places, model_dir=DEFAULT_MODEL)
+    assert (a.asked.config.nodes, a.asked.config.ranks_per_node) == (1, 2), a.asked
+    assert not [w for w in a.warnings if "predicted need" in w], a.warnings
+    short = advise(PER_TASK.format(mib=math.floor(need / 2) - 1), bundle, places,
+                   model_dir=DEFAULT_MODEL)
+    assert [w for w in short.warnings if "x 2 CPUs per node" in w], short.warnings
