@@ -12,7 +12,7 @@ from hpcds1mpi.errors import IngestError
 
 from .cluster_ids import shown_ids
 from .het_jobs import join_components
-from .schema import FileReport, build_rows, job_row
+from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .slurm_fields import (EARLIER_ATTEMPT, count_not_finished, keep_first_submit,
                            limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps,
                            slurm_status)
@@ -270,7 +270,7 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
     limit = _num(t.get("limit"))
     mem_mb = requested.get("mem") or alloc.get("mem")
     # A step's TRES usage maximum ("requested" in the JSON) of mem is its MaxRSS, bytes.
-    peak = max((float(_num(i.get("count"))) / 1e6 for s in steps
+    peak = max((bytes_to_mib(float(_num(i.get("count")))) for s in steps
                 for i in (((s.get("tres") or {}).get("requested") or {}).get("max") or [])
                 if i.get("type") == "mem" and _num(i.get("count")) is not None), default=None)
     status = oom_from_steps(status, [_first(s.get("state")) for s in steps], report)

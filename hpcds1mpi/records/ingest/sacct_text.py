@@ -16,7 +16,7 @@ from hpcds1mpi.errors import IngestError
 from .clock_changes import NO_READING_FITS, choose_times
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
-from .schema import FileReport, build_rows, job_row
+from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import join_components
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
@@ -271,7 +271,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         # A number without a unit is bytes: sacct --noconvert prints MaxRSS so (slurm_fields).
         b = _memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS", rounded, coarse)
         if b is not None:
-            peak = max(peak or 0.0, b / 1e6)
+            peak = max(peak or 0.0, bytes_to_mib(b))
 
     energy = _sacct_energy(job, steps)
     mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded,

@@ -64,6 +64,14 @@ JOB_COLUMNS: list[tuple[str, str]] = [
     ("source_kind", "string"),
 ]
 
+def bytes_to_mib(count):
+    """Bytes -> ``peak_rss_mb``'s unit, MiB (2**20 bytes): the telemetry's ``peak_rss_mb``
+    counts MiB and recommend compares the learned need with MiB, so a job log's MaxRSS is
+    read so too (s40 review: the readers divided by 1e6, 4.9 % apart). ``count``: a number,
+    numpy array or pandas Series."""
+    return count / 2**20
+
+
 #: ``energy_source`` of energies Slurm's energy plugin measured.
 ENERGY_SLURM = "slurm"
 #: ``energy_source`` of energies from a job log's power samples (PM100, Adastra).

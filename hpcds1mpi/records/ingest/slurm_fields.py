@@ -270,9 +270,11 @@ def oom_from_memory_kill(status: str, signals: list, peak_mb: float | None,
                          mem_req_gb: float | None, nodes: int | None, report: FileReport) -> str:
     """jobacct_gather's OverMemoryKill ends a job with SIGKILL and records FAILED/CANCELLED, not
     OUT_OF_MEMORY: call it oom when the job or a step (``signals``: their signal numbers) was
-    killed by signal 9 with a step's peak RSS at or above the memory request (per node)."""
+    killed by signal 9 with a step's peak RSS (``peak_mb``, MiB) at or above the memory request
+    (per node)."""
     if status in ("failed", "cancelled") and mem_req_gb and peak_mb and 9 in signals:
-        if peak_mb * 1e6 >= mem_req_gb * 1000 * 1024**2 / max(nodes or 1, 1):
+        # both MiB: peak_rss_mb's unit, and mem_req_gb's GB is Slurm's MB (MiB) / 1000
+        if peak_mb >= mem_req_gb * 1000 / max(nodes or 1, 1):
             report.notes["killed by signal 9 at its memory request -> oom"] += 1
             return "oom"
     return status

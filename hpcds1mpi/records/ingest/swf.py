@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .compressed import STREAM_ERRORS, KeptLines, check_stream, head_text, unreadable
-from .schema import FileReport
+from .schema import FileReport, bytes_to_mib
 from .swf_header import (END_SLACK_S, LONGEST_LINE, MOST_COMMENT_CHARS, header_span_s,
                          log_origin, looks_like_swf, procs_count_nodes, read_header)
 from .swf_parts import fold_parts
@@ -329,7 +329,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     out["runtime_s"] = missing["run"]
     # Average CPU time per processor x processors = the job's CPU seconds.
     out["cpu_s"] = np.nan if as_nodes else missing["cpu_avg"] * procs
-    out["peak_rss_mb"] = missing["mem_used_kb"] * 1024 / 1e6  # average per processor
+    out["peak_rss_mb"] = bytes_to_mib(missing["mem_used_kb"] * 1024)  # average per processor
     start0 = pd.Timestamp(origin_s, unit="s")
     submit = start0 + pd.to_timedelta(missing["submit"], unit="s")
     out["submit_time"] = submit

@@ -29,7 +29,7 @@ def test_sacct_json_2205_exit_codes_are_marked_unknown_not_zero():
     # OverMemoryKill (README surprise 10): signal 9 at the 50M request, from the step's TRES
     # usage maximum, which is its MaxRSS (52584K); 365 days is backfill's "no limit".
     assert (j["7"]["status"], j["7"]["exit_signal"]) == ("oom", 9)
-    assert j["7"]["peak_rss_mb"] == 52584 * 1024 / 1e6 and pd.isna(j["5"]["time_limit_s"])
+    assert j["7"]["peak_rss_mb"] == 52584 * 1024 / 2**20 and pd.isna(j["5"]["time_limit_s"])
 
 
 def test_sacct_json_newer_layout(tmp_path):

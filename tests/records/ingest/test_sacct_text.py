@@ -16,7 +16,7 @@ def test_sacct_parsable_values_match_the_capture_readme():
     df, report = read_job_log(CAPTURES / "sacct-parsable2.txt")
     jobs = by_id(df)
     assert jobs["2"]["status"] == "ok" and jobs["2"]["runtime_s"] == 15.0
-    assert jobs["2"]["peak_rss_mb"] == pytest.approx(76628 * 1024 / 1e6)  # MaxRSS in K
+    assert jobs["2"]["peak_rss_mb"] == pytest.approx(76628 * 1024 / 2**20)  # MaxRSS in K
     assert jobs["2"]["cpu_s"] == pytest.approx(15.099)
     assert (jobs["5"]["status"], jobs["5"]["exit_code"]) == ("failed", 3)
     # Surprise 6: backfill records "no limit" as 365-00:00:00 (TimelimitRaw 525600).
@@ -28,7 +28,7 @@ def test_sacct_parsable_values_match_the_capture_readme():
     assert jobs["8"]["status"] == "cancelled" and jobs["8"]["state_raw"] == "CANCELLED by 0"
     assert jobs["9_2"]["status"] == "failed" and jobs["9_2"]["exit_code"] == 1
     assert jobs["10"]["workload"] == "my `quoted` job, it's got spaces"
-    assert jobs["10"]["peak_rss_mb"] == pytest.approx(4.50 * 1024**2 / 1e6)  # MaxRSS in M
+    assert jobs["10"]["peak_rss_mb"] == pytest.approx(4.50 * 1024**2 / 2**20)  # MaxRSS in M
     mpi = jobs["13"]
     assert (mpi["nodes"], mpi["ranks"], mpi["ranks_per_node"], mpi["threads"]) == (2, 2, 1, 1)
     assert mpi["mem_req_gb"] == pytest.approx(8.0) and mpi["gpus"] == 0
@@ -226,7 +226,7 @@ def test_noconvert_maxrss_is_bytes_and_a_small_killed_job_is_not_oom(tmp_path):
     path.write_text(NOCONVERT)
     df, report = read_job_log(path)
     job = df.iloc[0]
-    assert job["peak_rss_mb"] == pytest.approx(3.3792) and job["mem_req_gb"] == 1.0
+    assert job["peak_rss_mb"] == pytest.approx(3379200 / 2**20) and job["mem_req_gb"] == 1.0
     assert job["status"] == "cancelled" and not report.notes
 
 
@@ -262,7 +262,7 @@ def test_sacct_d_keeps_the_last_attempt_of_a_requeued_job_with_its_steps():
     df, report = read_job_log(EXPORTS / "requeued-D.txt")
     job = by_id(df)["56435727"]
     assert (job["state_raw"], job["runtime_s"]) == ("COMPLETED", 25.0)
-    assert job["peak_rss_mb"] == pytest.approx(3248 * 1024 / 1e6)  # its own batch step's
+    assert job["peak_rss_mb"] == pytest.approx(3248 * 1024 / 2**20)  # its own batch step's
     # s32 tester S6: counted in a note, not as malformed: a clean export is not corrupt
     assert not report.dropped and report.notes["earlier attempt of a requeued job (the last "
                                                "attempt kept)"] == 1
@@ -304,7 +304,7 @@ def test_sacct_units_g_counts_and_rounded_memory_are_unknown_and_said():
     jobs = by_id(df)
     assert len(df) == 2 and df["req_nodes"].isna().all() and not report.dropped
     assert pd.isna(jobs["56435727"]["peak_rss_mb"])  # 0.00G: under 5 MB, not 0
-    assert jobs["56435714"]["peak_rss_mb"] == pytest.approx(0.01 * 1024**3 / 1e6)  # 0.01G
+    assert jobs["56435714"]["peak_rss_mb"] == pytest.approx(0.01 * 1024**3 / 2**20)  # 0.01G
     assert report.notes["ReqNodes written as a size (sacct --units converts it too): read as "
                         "unknown; export without --units"] == 2
     rounded = [n for reason, n in report.notes.items() if reason.startswith("MaxRSS 0.00")]
@@ -318,7 +318,7 @@ def test_a_pipe_in_the_job_name_is_joined_back_when_it_is_the_only_free_text_col
     df, report = read_job_log(EXPORTS / "pipe-name.txt")
     job = by_id(df)["56435716"]
     assert job["workload"] == "w|pipe|name" and job["runtime_s"] == 3.0
-    assert job["peak_rss_mb"] == pytest.approx(3200 * 1024 / 1e6) and not report.dropped
+    assert job["peak_rss_mb"] == pytest.approx(3200 * 1024 / 2**20) and not report.dropped
 
 
 def test_a_pipe_that_cannot_be_placed_is_dropped_naming_the_job():
@@ -422,7 +422,7 @@ def test_reading_a_job_of_many_steps_takes_time_linear_in_its_steps(tmp_path):
             start = time.perf_counter()
             rows, _ = read_sacct_parsable(path)
             best = min(best, time.perf_counter() - start)
-        assert rows[0]["ranks"] == 2 and rows[0]["peak_rss_mb"] == 1680 * 1024 / 1e6
+        assert rows[0]["ranks"] == 2 and rows[0]["peak_rss_mb"] == 1680 * 1024 / 2**20
         return best
 
     small, large = seconds(2000), seconds(8000)
@@ -434,7 +434,7 @@ def test_a_step_line_given_twice_is_kept_once(tmp_path):
     lines = path.read_text().splitlines()
     path.write_text("\n".join([*lines, lines[-1].replace("|1680K|", "|4000K|")]) + "\n")
     rows, report = read_sacct_parsable(path)
-    assert len(rows) == 1 and rows[0]["peak_rss_mb"] == 4000 * 1024 / 1e6  # the last copy
+    assert len(rows) == 1 and rows[0]["peak_rss_mb"] == 4000 * 1024 / 2**20  # the last copy
     assert not report.dropped
 
 

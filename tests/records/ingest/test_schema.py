@@ -7,7 +7,8 @@ import pytest
 
 from hpcds1mpi.records.ingest import JOB_COLUMNS, read_job_log
 from hpcds1mpi.records.ingest import sacct_json, sacct_text
-from hpcds1mpi.records.ingest.schema import ENERGY_SLURM, job_row, normalise, rows_frame
+from hpcds1mpi.records.ingest.schema import (ENERGY_SLURM, bytes_to_mib, job_row, normalise,
+                                             rows_frame)
 from tests.records.ingest.captures import CAPTURES, DATA, needs_captures
 
 FIELDS = dict(job_id="7", workload="app", user="u", partition="cpu", nodes=2, ranks=5,
@@ -97,3 +98,24 @@ def test_normalise_drops_and_counts_a_time_no_job_can_have():
     df = normalise(rows_frame(rows), "x.txt", "sacct-p", dropped)
     assert df["job_id"].tolist() == ["0"] and str(df["submit_time"].dtype) == "datetime64[ns]"
     assert dict(dropped) == {"submit_time outside 1970-2261 (a placeholder or corrupt date)": 3}
+
+
+def test_peak_rss_mb_counts_mib_as_the_telemetry_does(tmp_path):
+    """A job log's MaxRSS is read in the telemetry's unit of ``peak_rss_mb``, MiB, which
+    recommend compares with its MiB need (s40 review: the readers divided by 1e6)."""
+    import numpy as np
+
+    from hpcds1mpi.records.telemetry.units import UNITS
+
+    assert UNITS["runs"]["peak_rss_mb"] == "MiB"
+    assert bytes_to_mib(3 * 2**20) == 3.0
+    assert np.array_equal(bytes_to_mib(np.array([2**20, 2**21])), [1.0, 2.0])
+    path = tmp_path / "jobs.txt"  # sacct -P, one job with a 1G step peak
+    path.write_text("JobID|JobName|User|Partition|State|ExitCode|Submit|Start|End|ElapsedRaw|"
+                    "NNodes|NCPUS|NTasks|MaxRSS\n"
+                    "9|app|u|cpu|COMPLETED|0:0|2024-01-01T10:00:00|2024-01-01T10:00:00|"
+                    "2024-01-01T10:01:00|60|1|2||\n"
+                    "9.0|app||cpu|COMPLETED|0:0|2024-01-01T10:00:00|2024-01-01T10:00:00|"
+                    "2024-01-01T10:01:00|60|1|2|2|1G\n")
+    jobs, _ = read_job_log(path)
+    assert jobs.iloc[0]["peak_rss_mb"] == 1024.0  # was 1073.741824 (MB of 1e6 B)

@@ -88,8 +88,8 @@ def test_backfills_365_days_is_no_limit():
 def test_over_memory_kill_needs_signal_9_and_the_peak_at_the_request():
     report = FileReport("x", "sacct-json")
     # job 7 of the captures: --mem=50M, MaxRSS 52584K, killed by signal 9
-    assert oom_from_memory_kill("failed", [9], 52584 * 1024 / 1e6, 0.05, 1, report) == "oom"
-    assert oom_from_memory_kill("failed", [15], 52584 * 1024 / 1e6, 0.05, 1, report) == "failed"
+    assert oom_from_memory_kill("failed", [9], 52584 / 1024, 0.05, 1, report) == "oom"
+    assert oom_from_memory_kill("failed", [15], 52584 / 1024, 0.05, 1, report) == "failed"
     assert oom_from_memory_kill("failed", [None, 9], 10.0, 0.05, 1, report) == "failed"
     assert oom_from_memory_kill("ok", [9], 60.0, 0.05, 1, report) == "ok"
     assert sum(report.notes.values()) == 1
@@ -112,3 +112,12 @@ def test_array_task_count(tasks, count):
     from hpcds1mpi.records.ingest.slurm_fields import array_task_count
 
     assert array_task_count(tasks) == count
+
+
+def test_over_memory_kill_compares_mib_with_mib():
+    """The peak (``peak_rss_mb``, MiB) at the request (50M: 50 MiB, 0.05 of Slurm's GB) is oom;
+    just below it is not, per node."""
+    report = FileReport("x", "sacct-p")
+    assert oom_from_memory_kill("failed", [9], 50.0, 0.05, 1, report) == "oom"
+    assert oom_from_memory_kill("failed", [9], 49.9, 0.05, 1, report) == "failed"
+    assert oom_from_memory_kill("failed", [9], 25.0, 0.05, 2, report) == "oom"

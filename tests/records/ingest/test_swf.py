@@ -48,7 +48,7 @@ def test_gaia_partial_executions_kept_with_status_unknown():
     # 2 83558 1 432024 36 1320 7566 36 432000 -1 0 2 2 2 1 -1 -1 -1: queue, no partition.
     row = df[df["job_id"] == "2"].iloc[0]
     assert row["workload"] == "2" and row["queue"] == row["partition"] == "1"
-    assert row["cpu_s"] == 1320 * 36 and row["peak_rss_mb"] == pytest.approx(7566 * 1024 / 1e6)
+    assert row["cpu_s"] == 1320 * 36 and row["peak_rss_mb"] == pytest.approx(7566 * 1024 / 2**20)
     # Status 0 at 432,024 s of its 432,000: killed at the limit (s38 tester C5).
     assert row["status"] == "timeout" and row["error"] == "0 failed"
 
