@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 _SQRT_HALF = np.float32(np.sqrt(0.5))
+#: Suffix of a weight matrix's float64 copy, the one :func:`_product` multiplies by.
+_F64 = "64"
 
 
 # --------------------------------------------------------------------------------------------
@@ -40,12 +42,14 @@ def sparsemax(z: np.ndarray) -> np.ndarray:
     return np.maximum(z - tau, 0.0)
 
 
-def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b`` (float32) the same for a row whatever rows are multiplied with it: summed in
-    float64 (each float32 product exact) and rounded once. A float32 BLAS product rounds a
+def _product(a: np.ndarray, w: dict, key: str) -> np.ndarray:
+    """``a @ w[key]`` (float32) the same for a row whatever rows are multiplied with it: summed
+    in float64 (each float32 product exact) and rounded once. A float32 BLAS product rounds a
     row differently for other row counts, and the trees split on the embedding: myapp 1 x 2
-    read 91.7-188 ms named alone and 91.7-170 ms in its 12-row grid (s40 tester D13)."""
-    return (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32)
+    read 91.7-188 ms named alone and 91.7-170 ms in its 12-row grid (s40 tester D13). The
+    weights' float64 copy ``w[key + "64"]`` is made once by :func:`fold_batch_norms` (cast
+    on every call it cost 10-20 %, s40 review)."""
+    return (a.astype(np.float64) @ w[key + _F64]).astype(np.float32)
 
 
 def _bn(x: np.ndarray, w: dict, key: str) -> np.ndarray:
@@ -54,7 +58,7 @@ def _bn(x: np.ndarray, w: dict, key: str) -> np.ndarray:
 
 def _glu_layer(x: np.ndarray, w: dict, key: str) -> np.ndarray:
     # Batch norm is folded into the layer (W * scale, shift as bias) when the weights load.
-    h = _product(x, w[key + ".Wf"])
+    h = _product(x, w, key + ".Wf")
     h += w[key + ".bf"]
     half = h.shape[1] // 2
     gate = h[:, half:]
@@ -88,7 +92,8 @@ def _feat_transformer(x: np.ndarray, w: dict, key: str, n_shared: int, n_indep: 
 
 def fold_batch_norms(w: dict) -> dict:
     """Add ``<layer>.Wf`` / ``<layer>.bf``: each GLU layer's batch norm folded into its weights
-    (and float32 copies of the input standardisation)."""
+    (and float32 copies of the input standardisation), and the float64 copy of every matrix
+    :func:`encoder_forward` multiplies by (``<matrix>64``: :func:`_product`)."""
     out = dict(w)
     if "x_mean" in w:
         out["x_mean32"] = np.asarray(w["x_mean"], dtype=np.float32)
@@ -97,6 +102,9 @@ def fold_batch_norms(w: dict) -> dict:
         scale, shift = w[key + ".bn.scale"], w[key + ".bn.shift"]
         out[key + ".Wf"] = (w[key + ".W"] * scale[None, :]).astype(np.float32)
         out[key + ".bf"] = shift.astype(np.float32)
+    for key in [k for k in out if k.endswith(".Wf") or k.startswith("att.") and k.endswith(".W")
+                or k == "group"]:
+        out[key + _F64] = np.asarray(out[key]).astype(np.float64)
     return out
 
 
@@ -125,10 +133,10 @@ def encoder_forward(X: np.ndarray, w: dict, config: dict) -> np.ndarray:
     total = np.zeros((x.shape[0], n_d), dtype=np.float32)
     identity_groups = config.get("identity_groups", True)
     for step in range(n_steps):
-        scores = _bn(_product(att, w[f"att.{step}.W"]), w, f"att.{step}.bn") * prior
+        scores = _bn(_product(att, w, f"att.{step}.W"), w, f"att.{step}.bn") * prior
         mask = sparsemax(scores)
         prior = (gamma - mask) * prior
-        feature_mask = mask if identity_groups else _product(mask, w["group"])
+        feature_mask = mask if identity_groups else _product(mask, w, "group")
         out = _feat_transformer(feature_mask * x, w, f"step.{step}", n_shared, n_indep)
         total += np.maximum(out[:, :n_d], 0.0)
         att = out[:, n_d:]

@@ -109,3 +109,26 @@ def test_a_rows_embedding_does_not_depend_on_the_rows_embedded_with_it(fitted):
             assert np.array_equal(emb.transform(X[start:start + rows]),
                                   whole[start:start + rows]), (rows, start)
 
+
+
+def test_the_float64_weights_are_made_once_and_embed_as_the_cast_did(fitted, monkeypatch):
+    """The products' float64 weights are copies made when the weights load (cast on every
+    call they cost 10-20 %, s40 review), and the embedding is the same to the bit."""
+    from hpcds1mpi.surrogates import tabnet_encoder
+
+    emb, X = fitted
+    folded = emb._folded
+    matrices = [k for k in folded if k.endswith(".Wf") or k.startswith("att.")
+                and k.endswith(".W") or k == "group"]
+    assert matrices and all(folded[k + "64"].dtype == np.float64 and np.array_equal(
+        folded[k + "64"], folded[k].astype(np.float64)) for k in matrices)
+    now = emb.transform(X[:7])
+
+    def cast_each_call(a, w, key):  # the product before: the weights cast on every call
+        return (a.astype(np.float64) @ w[key].astype(np.float64)).astype(np.float32)
+
+    monkeypatch.setattr(tabnet_encoder, "_product", cast_each_call)
+    assert np.array_equal(emb.transform(X[:7]), now)
+    monkeypatch.undo()  # the feature groups as a matrix (identity here): its copy too
+    monkeypatch.setattr(emb, "config_", {**emb.config_, "identity_groups": False})
+    assert np.array_equal(emb.transform(X[:7]), now)
