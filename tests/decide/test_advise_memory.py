@@ -5,16 +5,14 @@ layout, and ``--rewrite`` kept the 100M where recommend's own script asks far mo
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
-from hpcds1mpi import cluster as cluster_mod
 from hpcds1mpi.decide.advise import advise
-from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
+from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL
 from hpcds1mpi.launch.directives import memory_request_mib
+from tests.decide.test_advise import bundle, places, user_files  # noqa: F401 (its fixtures)
 
-SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "jobscripts"
 SCRIPT = """#!/bin/bash
 #SBATCH --partition=standard
 #SBATCH --nodes=1
@@ -24,23 +22,6 @@ SCRIPT = """#!/bin/bash
 export OMP_NUM_THREADS=2
 srun hpcds1mpi run stencil --size 128 --precision fp64
 """
-
-
-@pytest.fixture(scope="module")
-def bundle():
-    return load_model(None)
-
-
-@pytest.fixture(scope="module")
-def places():
-    clusters = cluster_mod.load_clusters(SCRIPTS / "lab.toml")
-    return [(c, p) for c in clusters.values() for p in c.partitions.values()]
-
-
-@pytest.fixture(autouse=True)
-def user_files(tmp_path, monkeypatch):
-    monkeypatch.setenv("HPCDS1MPI_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setenv("HPCDS1MPI_HISTORY", str(tmp_path / "cache" / "failures.json"))
 
 
 def test_a_script_asking_less_memory_than_the_need_is_warned_and_rewritten(bundle, places):
