@@ -143,7 +143,9 @@ class Recommendation:
             program: the command to run: a command line (``"./app {size}"``), a path, a
                 list of its arguments, or None: the workload's kernel, or the command a
                 program's sweep ran (recorded in the model). One that is not a measured
-                command makes :attr:`verdict` at most ``confirm``, said in :attr:`reasons`.
+                command makes the script's verdict at most ``confirm``, said in its notes;
+                this recommendation (:attr:`verdict`, :attr:`reasons`, its other scripts)
+                is left as it is: each script judges its own program (s40 reviewer F1).
         """
         from hpcds1mpi.decide.recommendation import (default_queue_note, emit_script,
                                                      script_program)
@@ -154,12 +156,22 @@ class Recommendation:
         from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
         program = program_argument(program)
-        if judge_given_program(self.raw, program):  # not the measured command (s40 tester B3)
-            self.verdict, self.reasons = self.raw.verdict.verdict, list(self.raw.verdict.reasons)
-        program, recorded = script_program(self.raw, program)
+        raw = _with_own_verdict(self.raw)  # judged for this script only, never kept
+        judge_given_program(raw, program)  # not the measured command (s40 tester B3)
+        program, recorded = script_program(raw, program)
         notes = [recorded] if recorded else []
         if self.this_machine:
-            notes.append(default_queue_note(self.raw, scheduler))
+            notes.append(default_queue_note(raw, scheduler))
         with api_wording():
-            return emit_script(self.raw, scheduler, program, notes=notes,
+            return emit_script(raw, scheduler, program, notes=notes,
                                default_queue=self.this_machine)
+
+
+def _with_own_verdict(rec):
+    """A shallow copy of the decide layer's recommendation ``rec`` with a verdict of its own,
+    which judging one script's program may change without changing ``rec``'s."""
+    import copy
+
+    own = copy.copy(rec)
+    own.verdict = copy.deepcopy(rec.verdict)
+    return own

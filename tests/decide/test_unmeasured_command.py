@@ -149,5 +149,22 @@ def test_the_service_and_the_api_answer_the_same_verdict(program_bundle, tmp_pat
     answer = Answer("myjac", 1024, "time", None, None, False, rec.verdict.verdict,
                     list(rec.verdict.reasons), [], [], [], {}, "modelled", raw=rec)
     script = answer.script("slurm", ["./fall", "{size}"])
-    assert answer.verdict == "confirm" and "# note: verdict confirm: the job's command" in script
-    assert answer.reasons == rec.verdict.reasons
+    assert "# note: verdict confirm: the job's command" in script and "verdict confirm" in script
+
+
+def test_the_apis_script_of_another_program_leaves_the_recommendation_as_it_was(
+        program_bundle):
+    """s40 reviewer F1: one `script(program=<fall>)` made the Recommendation's verdict
+    `confirm` for good: later scripts of the measured command said "it runs fall"."""
+    from hpcds1mpi.api_answers import Recommendation as Answer
+
+    rec = recommend(program_bundle, "myjac", 1024, places())
+    answer = Answer("myjac", 1024, "time", None, None, False, rec.verdict.verdict,
+                    list(rec.verdict.reasons), [], [], [], {}, "modelled", raw=rec)
+    assert "verdict confirm" in answer.script("slurm", "./fall {size}")
+    for program in (None, MEASURED):
+        script = answer.script("slurm", program)
+        assert "verdict auto" in script and "the job's command is not" not in script
+    assert (answer.verdict, answer.reasons) == ("auto", [])
+    assert (rec.verdict.verdict, rec.verdict.reasons, CHECK in rec.verdict.checks) == (
+        "auto", [], False)
