@@ -9,19 +9,32 @@ interval and confidence are another command's (s40 tester B3: ``fall`` asked as 
 difference as its reason, in every answer that carries the verdict (text, JSON, API, service,
 script), and no time limit of the user's is cut from it (s40 tester B5, B10).
 
-A placeholder's value is any value (``-nk 2`` where the measured line has ``-nk {ranks}``),
-a wrapper before the program is skipped, and a program file is compared only where both
-files can be read here (a path this machine lacks says nothing).
+A placeholder's value is any value (``-nk 2`` where the measured line has ``-nk {ranks}``).
+The command is read as a shell would run it: a wrapper
+before the program is skipped, a shell's ``-c`` string is the command it runs, an output
+redirection is no argument, and a pipe or list ends the command (s40 reviewer F8). A program
+of another name is the measured one where it is the same file (a symbolic link to it), and a
+program file is compared only where both files can be read here (a path this machine lacks
+says nothing).
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem
 
 #: The verdict's check name for this one.
 CHECK = "command"
+
+
+#: Shells whose ``-c`` string is the command they run (``sh -c './app 8000'``).
+_SHELL_RE = re.compile(r"^(sh|bash|dash|ksh|zsh)$")
+#: Words that end a command: what follows is another command (a pipe, a list).
+_SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
+#: An output redirection, its target in the word (``>out``, ``2>&1``) or the next one (``>``).
+_OUTPUT_RE = re.compile(r"^(\d*>>?|&>>?|\d*>&|\d*>\|)(.*)$")
 
 
 def command_difference(words: list[str], command: str | None, cwd: str | None = None,
@@ -32,33 +45,95 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
     it runs the measured command or either is unknown."""
     from hpcds1mpi.decide.advise_launch import other_arguments
 
-    tokens = split_command(command or "")
-    words = [w for w in words if w]
+    tokens = as_run(split_command(command or ""))
+    words = as_run([w for w in words if w])
     if not tokens or not words:
         return ""
     measured = tokens[program_at(tokens)]
     name = os.path.basename(measured)
     same_name = [w for w in words if stem(w) == stem(measured)]
     if not same_name:
-        return f"it runs {os.path.basename(words[program_at(words)])}, not {name}"
-    other = _other_file(same_name[0], measured, cwd)
-    if other:
-        return f"it runs {other}, another file than the measured {measured}"
-    said = other_arguments(words, command, stdin)
+        at = program_at(words)
+        if not _same_file(words[at], measured, cwd):
+            return f"it runs {os.path.basename(words[at])}, not {name}"
+        words = [*words[:at], measured, *words[at + 1:]]  # a link to it: the measured program
+    else:
+        other = _other_file(same_name[0], measured, cwd)
+        if other:
+            return f"it runs {other}, another file than the measured {measured}"
+    said = other_arguments(words, _joined(tokens), stdin)
     return f"it runs {name} with other arguments ({said})" if said else ""
+
+
+def as_run(words: list[str]) -> list[str]:
+    """A command's words as a shell runs them: a shell's ``-c`` string split into the command
+    it runs (past the shell's own options), up to the first pipe or list separator, without
+    output redirections (``> out.txt``, ``2>&1``: where the output goes, not the job's input);
+    ``words`` otherwise. An input redirection stays: it is the job's input."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+
+    k = program_index(words)  # past ``env X=1`` and the like
+    if k < len(words) and _SHELL_RE.match(os.path.basename(words[k])):
+        inner = _shell_string(words[k + 1:])
+        if inner is not None:
+            return as_run([*words[:k], *inner])
+    out, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _SEPARATORS:
+            break
+        elif m := _OUTPUT_RE.match(word):
+            skip = not m.group(2)  # ``>`` alone: its target is the next word
+        else:
+            out.append(word)
+    return out
+
+
+def _shell_string(args: list[str]) -> list[str] | None:
+    """The words of the ``-c`` string a shell given ``args`` runs; None without one (a script
+    file, or a string that does not split)."""
+    for k, arg in enumerate(args):
+        if not arg.startswith("-") or arg == "--":
+            return None
+        if not arg.startswith("--") and "c" in arg[1:] and k + 1 < len(args):
+            return split_command(args[k + 1]) or None
+    return None
+
+
+def _joined(tokens: list[str]) -> str:
+    """``tokens`` as one command line that splits back into them."""
+    import shlex
+
+    return shlex.join(tokens)
+
+
+def _same_file(given: str, measured: str, cwd: str | None) -> bool:
+    """Whether ``given`` and the measured program are found here and run one program (a
+    symbolic link to it: s40 reviewer F8)."""
+    from hpcds1mpi.launch.measured_program import same_program
+
+    path = _found_here(given, measured, cwd)
+    return bool(path) and same_program(measured, path)
 
 
 def _other_file(given: str, measured: str, cwd: str | None) -> str:
     """``given`` as the file it names where it and the measured file are both found here and
-    are not one program; "" otherwise (a bare word is found on the job's PATH, not here)."""
+    are not one program; "" otherwise."""
     from hpcds1mpi.launch.measured_program import same_program
 
+    path = _found_here(given, measured, cwd)
+    return os.path.normpath(path) if path and not same_program(measured, path) else ""
+
+
+def _found_here(given: str, measured: str, cwd: str | None) -> str:
+    """The file ``given`` names (a relative path read from ``cwd``, default here) where it and
+    the ``measured`` file are both found here; "" otherwise (a bare word is found on the job's
+    PATH, not here)."""
     if "/" not in given or not os.path.isabs(measured) or not os.path.isfile(measured):
         return ""
     path = given if os.path.isabs(given) else os.path.join(cwd or os.getcwd(), given)
-    if not os.path.isfile(path) or same_program(measured, path):
-        return ""
-    return os.path.normpath(path)
+    return path if os.path.isfile(path) else ""
 
 
 def unmeasured_reason(workload: str, command: str, difference: str) -> str:

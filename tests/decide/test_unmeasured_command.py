@@ -77,6 +77,35 @@ def test_another_file_of_the_programs_name_differs_and_the_same_file_does_not(tm
     assert command_difference(["grow", "8000"], command) == ""  # a bare word: the job's PATH
 
 
+def test_a_link_of_another_name_to_the_measured_program_is_the_measured_program(tmp_path):
+    """s40 reviewer F8: `growlink {size}`, a symbolic link to the measured `grow`, read
+    "it runs growlink, not grow"; a copy of it under another name is still another program."""
+    measured = tmp_path / "grow"
+    measured.write_text("#!/bin/sh\n")
+    os.symlink(measured, tmp_path / "growlink")
+    shutil.copy(measured, tmp_path / "growcopy")
+    command = f"{measured} {{size}}"
+    assert command_difference([str(tmp_path / "growlink"), "8000"], command) == ""
+    assert command_difference(["./growlink", "8000", "-v"], command, cwd=str(tmp_path)) == (
+        "it runs grow with other arguments (adds '-v')")
+    assert command_difference([str(tmp_path / "growcopy"), "8000"], command) == (
+        "it runs growcopy, not grow")
+
+
+@pytest.mark.parametrize("words, said", [
+    (["sh", "-c", "./jacobi 8000 40"], ""),  # s40 reviewer F8: "it runs jacobi 8000 40"
+    (["env", "X=1", "bash", "-ec", "./jacobi {size} 40 > out.txt 2>&1"], ""),
+    (["./jacobi", "{size}", "40", ">", "out.txt"], ""),  # an output redirection: no argument
+    (["./jacobi", "{size}", "40", "2>err.txt", "|", "tee", "log"], ""),
+    (["sh", "-c", "./jacobi 8000 40 < deck.in"], "it runs jacobi with other arguments "
+                                                 "(adds '< deck.in')"),  # its input: kept
+    (["sh", "-c", "./fall 8000 40"], "it runs fall, not jacobi"),
+    (["sh", "run.sh", "8000"], "it runs run.sh, not jacobi"),  # a script file: as given
+])
+def test_a_command_is_read_as_a_shell_runs_it(words, said):
+    assert command_difference(words, MEASURED) == said
+
+
 def test_the_verdict_is_at_most_confirm_with_the_reason_once():
     verdict = Verdict("auto", [], {})
     confirm_unmeasured(verdict, "why")
