@@ -58,6 +58,7 @@ from hpcds1mpi.launch.srun_cpus import srun_c_note, unknown_release_note
 from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
 from hpcds1mpi.launch.script_knobs import device_of, precision_of
+from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
@@ -379,7 +380,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     model_dir=model_dir, device=device)
     verdict = rec.verdict.as_dict()  # recommend's "see the lines below" are its places' own
     verdict["reasons"] += escalation_places(rec)
-    unmeasured = judge_launch(launch, command, label, job_folder)  # s40 tester B5, B10
+    unmeasured = judge_launch(launch, command, label, job_folder,  # s40 tester B5, B10
+                              placeholder_values(asked_cfg, int(size)))  # at its own values
     if unmeasured:  # another program or deck: not auto, and its time limit is not cut
         confirm_unmeasured(verdict, unmeasured)
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,

@@ -9,8 +9,9 @@ interval and confidence are another command's (s40 tester B3: ``fall`` asked as 
 difference as its reason, in every answer that carries the verdict (text, JSON, API, service,
 script), and no time limit of the user's is cut from it (s40 tester B5, B10).
 
-A placeholder's value is any value (``-nk 2`` where the measured line has ``-nk {ranks}``).
-The command is read as a shell would run it: a wrapper
+A placeholder's value is the job's where it is known (``grow 16000000`` where the measured
+line has ``grow {size}`` and the job is asked at 8000 is another job: s40 reviewer F5), else
+any value (tune's, whose layouts vary). The command is read as a shell would run it: a wrapper
 before the program is skipped, a shell's ``-c`` string is the command it runs, an output
 redirection is no argument, and a pipe or list ends the command (s40 reviewer F8). A program
 of another name is the measured one where it is the same file (a symbolic link to it), and a
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Mapping
 
 from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem
 
@@ -38,11 +40,13 @@ _OUTPUT_RE = re.compile(r"^(\d*>>?|&>>?|\d*>&|\d*>\|)(.*)$")
 
 
 def command_difference(words: list[str], command: str | None, cwd: str | None = None,
-                       stdin: str = "") -> str:
+                       stdin: str = "", values: Mapping[str, object] | None = None) -> str:
     """How the command ``words`` (its program among them) differs from the measured
     ``command``, one phrase: another program, another file of the program's name (a relative
-    path read from ``cwd``, default here), or other arguments (or a standard input); "" where
-    it runs the measured command or either is unknown."""
+    path read from ``cwd``, default here), other arguments (or a standard input), or a value
+    other than the job's where ``command`` has its placeholder (``values``: the job's, by
+    placeholder name; one not given takes any value); "" where it runs the measured command
+    or either is unknown."""
     from hpcds1mpi.decide.advise_launch import other_arguments
 
     tokens = as_run(split_command(command or ""))
@@ -62,7 +66,15 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
         if other:
             return f"it runs {other}, another file than the measured {measured}"
     said = other_arguments(words, _joined(tokens), stdin)
-    return f"it runs {name} with other arguments ({said})" if said else ""
+    if said:
+        return f"it runs {name} with other arguments ({said})"
+    filled = {key: str(value) for key, value in (values or {}).items()
+              if any("{" + key + "}" in t for t in tokens)}
+    said = other_arguments(_filled(words, filled), _joined(_filled(tokens, filled)), stdin)
+    if not said:
+        return ""
+    job = ", ".join(f"{{{key}}} {value}" for key, value in filled.items())
+    return f"it runs {name} with values other than this job's ({said}; the job's {job})"
 
 
 def as_run(words: list[str]) -> list[str]:
@@ -99,6 +111,13 @@ def _shell_string(args: list[str]) -> list[str] | None:
         if not arg.startswith("--") and "c" in arg[1:] and k + 1 < len(args):
             return split_command(args[k + 1]) or None
     return None
+
+
+def _filled(words: list[str], values: Mapping[str, str]) -> list[str]:
+    """``words`` with each ``{key}`` of ``values`` replaced by its value."""
+    for key, value in values.items():
+        words = [w.replace("{" + key + "}", value) for w in words]
+    return words
 
 
 def _joined(tokens: list[str]) -> str:
@@ -170,14 +189,18 @@ def measured_lines(rec) -> tuple[str, ...]:
 def judge_given_program(rec, program, cwd: str | None = None) -> str:
     """For a recommendation ``rec`` with a pick and a given ``program`` (``recommend
     --program``, the service's and the API's ``program``: a command line or its words): the
-    reason it is not the measured command, with ``rec.verdict`` made at most ``confirm``
+    reason it is not the measured command (a placeholder's value other than the pick's and
+    the asked size among them), with ``rec.verdict`` made at most ``confirm``
     (:func:`confirm_unmeasured`); "" where it runs a measured line, or there is nothing to
     compare (no pick, a kernel, no recorded command)."""
+    from hpcds1mpi.launch.program import placeholder_values
+
     if program is None or rec.picked is None or not rec.program_command:
         return ""
     words = split_command(program) if isinstance(program, str) else [str(w) for w in program]
     lines = measured_lines(rec)
-    differences = [command_difference(words, line, cwd) for line in lines]
+    values = placeholder_values(rec.picked.choice.config(), rec.size)
+    differences = [command_difference(words, line, cwd, values=values) for line in lines]
     if not differences or not all(differences):
         return ""
     reason = unmeasured_reason(rec.workload, lines[0], differences[0])
@@ -185,10 +208,12 @@ def judge_given_program(rec, program, cwd: str | None = None) -> str:
     return reason
 
 
-def judge_launch(launch, command: str | None, workload: str, job_folder: str | None) -> str:
+def judge_launch(launch, command: str | None, workload: str, job_folder: str | None,
+                 values: Mapping[str, object] | None = None) -> str:
     """``advise``'s reason (or "") where a script's ``launch`` line runs another command than
-    its workload's measured ``command``: the files it names are read in ``job_folder`` (None,
-    a web request's text: none is read, a program file is not compared)."""
+    its workload's measured ``command`` (at the job's ``values`` of its placeholders, where
+    given): the files it names are read in ``job_folder`` (None, a web request's text: none
+    is read, a program file is not compared)."""
     from hpcds1mpi.launch.script_placeholders import launch_words
 
     if launch is None or not command:
@@ -196,5 +221,6 @@ def judge_launch(launch, command: str | None, workload: str, job_folder: str | N
     words = launch_words(launch)
     if job_folder is None:  # no file read: a same-named program is taken for the measured one
         words = [w if "/" not in w else os.path.basename(w) for w in words[:1]] + words[1:]
-    difference = command_difference(words, str(command), job_folder, launch.stdin or "")
+    difference = command_difference(words, str(command), job_folder, launch.stdin or "",
+                                    values)
     return unmeasured_reason(workload, str(command), difference) if difference else ""

@@ -51,12 +51,29 @@ def places():
     ("./jacobi {size} 40 extra-deck.in", "it runs jacobi with other arguments (adds "
                                          "'extra-deck.in')"),  # another input deck
     ("./jacobi 1024 80", "it runs jacobi with other arguments ('80' where it has '40')"),
-    ("./jacobi 1024 40", ""),  # a placeholder's value is any value
+    ("./jacobi 1024 40", ""),  # a placeholder's value is any value where the job's is unknown
     ("./jacobi {size} 40", ""),
     ("env OMP_NUM_THREADS=1 ./jacobi 7 40", ""),  # past a wrapper
 ])
 def test_how_a_command_differs_from_the_measured_one(words, said):
     assert command_difference(words.split(), MEASURED) == said
+
+
+@pytest.mark.parametrize("words, said", [
+    ("./jacobi 8000 40", ""),
+    ("./jacobi {size} 40", ""),
+    ("./jacobi 16000000 40", "it runs jacobi with values other than this job's ('16000000' "
+                             "where it has '8000'; the job's {size} 8000)"),
+    ("./jacobi 8001 80", "it runs jacobi with other arguments ('80' where it has '40')"),
+])
+def test_a_value_where_the_measured_command_has_a_placeholder_is_the_jobs(words, said):
+    """s40 reviewer F5: `--size 8000 --program 'grow 16000000'` counted as the measured
+    `grow {size}`, verdict auto, for a job 2000x the size predicted."""
+    assert command_difference(words.split(), MEASURED, values={"size": 8000, "ranks": 2}) == said
+    assert command_difference(["./pw.x", "-nk", "2"], "./pw.x -nk {ranks}",
+                              values={"ranks": 4}) == (
+        "it runs pw.x with values other than this job's ('-nk 2' where it has '-nk 4'; the "
+        "job's {ranks} 4)")
 
 
 def test_another_file_of_the_programs_name_differs_and_the_same_file_does_not(tmp_path):
@@ -118,7 +135,8 @@ def test_the_verdict_is_at_most_confirm_with_the_reason_once():
 
 
 @pytest.mark.parametrize("program, verdict", [
-    (None, "auto"), (MEASURED, "auto"), ("./jacobi 512 40", "auto"),
+    (None, "auto"), (MEASURED, "auto"), ("./jacobi 1024 40", "auto"),
+    ("./jacobi 512 40", "confirm"),  # another size than the asked 1024 (s40 reviewer F5)
     ("./jacobi {size} 40 extra-deck.in", "confirm"), ("./fall {size}", "confirm")])
 def test_recommend_of_another_command_is_not_auto_and_its_script_says_why(
         program_bundle, program, verdict):
@@ -147,6 +165,7 @@ def test_a_given_program_is_judged_once_and_never_without_a_pick(program_bundle)
 @pytest.mark.parametrize("line, verdict, time", [
     ("./jacobi 1024 40", "auto", "00:01:00"),  # the measured command: cut to its prediction
     ("./jacobi 1024 40 --iterations 1000", "confirm", "01:00:00"),  # another deck: kept
+    ("./jacobi 512 40", "confirm", "01:00:00"),  # not the asked size (s40 reviewer F5)
     ("./fall 1024 40", "confirm", "01:00:00")])
 def test_advise_of_another_command_keeps_the_scripts_time_limit(program_bundle, line, verdict,
                                                                 time):
