@@ -46,10 +46,27 @@ def asked_memory_mib(script: "JobScript", ranks_per_node: int) -> tuple[float | 
         return mib, f"--mem={mem.value} (line {mem.line})"
     mib, per_cpu = _asked_option_mib(script, "mem-per-cpu")
     if per_cpu is not None:
-        cpus = max(1, int(ranks_per_node)) * (script.cpus_per_task or 1)
+        cpus = _slurm_cpus_per_node(script, ranks_per_node)
         return (None if mib is None else mib * cpus,
                 f"--mem-per-cpu={per_cpu.value} (line {per_cpu.line}) x {cpus} CPUs per node")
     return None, ""
+
+
+def _slurm_cpus_per_node(script: "JobScript", ranks_per_node: int) -> int:
+    """The CPUs Slurm gives a node of ``script`` as its directives ask them (tasks per node x
+    ``--cpus-per-task``), which ``--mem-per-cpu`` counts over — not the ranks a launch line
+    starts in them (the last review of s40: ``--ntasks-per-node=4 --mem-per-cpu=15M`` under
+    ``mpiexec -n 2`` was read as 30 MiB where Slurm gives 60); ``ranks_per_node`` where the
+    directives name no task count."""
+    asked = script.base[0] if getattr(script, "base", None) else {}
+    per_node, ntasks = asked.get("ntasks_per_node"), asked.get("ntasks")
+    if per_node:
+        tasks = int(per_node)
+    elif ntasks:
+        tasks = -(-int(ntasks) // max(1, int(asked.get("nodes") or 1)))
+    else:
+        tasks = max(1, int(ranks_per_node))
+    return max(1, tasks) * int(asked.get("cpus_per_task") or script.cpus_per_task or 1)
 
 
 def memory_warning(script: "JobScript", need_mib: float, partition: "Partition",

@@ -84,3 +84,16 @@ def test_a_per_cpu_ask_counts_the_ranks_per_node_of_ntasks(bundle, places):
     short = advise(PER_TASK.format(mib=math.floor(need / 2) - 1), bundle, places,
                    model_dir=DEFAULT_MODEL)
     assert [w for w in short.warnings if "x 2 CPUs per node" in w], short.warnings
+
+
+def test_a_per_cpu_ask_counts_the_cpus_slurm_gives_not_the_ranks_launched():
+    """The last review of s40: ``--ntasks-per-node=4 --mem-per-cpu=15M`` with ``mpiexec -n 2``
+    was read as 2 x 15 = 30 MiB and warned, where Slurm gives the node 4 x 15 = 60 MiB."""
+    from hpcds1mpi.decide.advise_memory import asked_memory_mib
+    from hpcds1mpi.launch.script_reading import read_script
+
+    script = read_script(PER_TASK.replace("--ntasks=2", "--ntasks-per-node=4").replace(
+        "srun hpcds1mpi", "mpiexec -n 2 hpcds1mpi").format(mib=15))
+    assert asked_memory_mib(script, 2) == (60.0, "--mem-per-cpu=15M (line 5) x 4 CPUs per node")
+    bare = read_script(PER_TASK.replace("#SBATCH --ntasks=2\n", "").format(mib=15))
+    assert asked_memory_mib(bare, 3)[0] == 45.0  # no task count asked: the ranks launched
