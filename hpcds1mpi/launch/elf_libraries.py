@@ -58,46 +58,55 @@ def elf_dynamic(path: str) -> dict | None:
         head = fh.read(64)
         if len(head) < 52 or head[:4] != b"\x7fELF":
             return None
-        found = {_NEEDED: [], _RPATH: [], _RUNPATH: [], "kind": _kind(head)}
-        wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
-        if wide:
-            shoff, = struct.unpack_from(end + "Q", head, 0x28)
-            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
-        else:
-            shoff, = struct.unpack_from(end + "I", head, 0x20)
-            shentsize, shnum = struct.unpack_from(end + "HH", head, 0x2E)
-        if not shoff or not shnum:
-            return found
-        fh.seek(shoff)
-        table = fh.read(shentsize * shnum)
-        sections = []
-        for i in range(shnum):
-            raw = table[i * shentsize:(i + 1) * shentsize]
-            if wide:
-                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
-                    end + "IIQQQQIIQQ", raw)
-            else:
-                _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
-                    end + "IIIIIIIIII", raw)
-            sections.append((stype, off, size, link, entsize))
-        for stype, off, size, link, _ in sections:
-            if stype != 6 or link >= len(sections):  # SHT_DYNAMIC
-                continue
-            fh.seek(off)
-            dyn = fh.read(size)
-            _, str_off, str_size, _, _ = sections[link]
-            fh.seek(str_off)
-            strings = fh.read(str_size)
-            step, fmt = (16, end + "qQ") if wide else (8, end + "iI")
-            for pos in range(0, len(dyn) - step + 1, step):
-                tag, value = struct.unpack_from(fmt, dyn, pos)
-                if tag == 0:
-                    break
-                if tag in found and value < len(strings):
-                    stop = strings.find(b"\0", value)
-                    text = strings[value:stop if stop >= 0 else None].decode("utf-8", "replace")
-                    found[tag].extend([text] if tag == _NEEDED else text.split(":"))
+        try:
+            return _dynamic(fh, head)
+        except struct.error:  # a truncated or damaged file: no ELF this reader can use
+            return None
+
+
+def _dynamic(fh, head: bytes) -> dict:
+    """:func:`elf_dynamic` of the open file ``fh`` whose first bytes are ``head`` (the
+    last review of s40: a truncated launcher file raised struct.error)."""
+    found = {_NEEDED: [], _RPATH: [], _RUNPATH: [], "kind": _kind(head)}
+    wide, end = head[4] == 2, "<" if head[5] == 1 else ">"
+    if wide:
+        shoff, = struct.unpack_from(end + "Q", head, 0x28)
+        shentsize, shnum = struct.unpack_from(end + "HH", head, 0x3A)
+    else:
+        shoff, = struct.unpack_from(end + "I", head, 0x20)
+        shentsize, shnum = struct.unpack_from(end + "HH", head, 0x2E)
+    if not shoff or not shnum:
         return found
+    fh.seek(shoff)
+    table = fh.read(shentsize * shnum)
+    sections = []
+    for i in range(shnum):
+        raw = table[i * shentsize:(i + 1) * shentsize]
+        if wide:
+            _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
+                end + "IIQQQQIIQQ", raw)
+        else:
+            _, stype, _, _, off, size, link, _, _, entsize = struct.unpack_from(
+                end + "IIIIIIIIII", raw)
+        sections.append((stype, off, size, link, entsize))
+    for stype, off, size, link, _ in sections:
+        if stype != 6 or link >= len(sections):  # SHT_DYNAMIC
+            continue
+        fh.seek(off)
+        dyn = fh.read(size)
+        _, str_off, str_size, _, _ = sections[link]
+        fh.seek(str_off)
+        strings = fh.read(str_size)
+        step, fmt = (16, end + "qQ") if wide else (8, end + "iI")
+        for pos in range(0, len(dyn) - step + 1, step):
+            tag, value = struct.unpack_from(fmt, dyn, pos)
+            if tag == 0:
+                break
+            if tag in found and value < len(strings):
+                stop = strings.find(b"\0", value)
+                text = strings[value:stop if stop >= 0 else None].decode("utf-8", "replace")
+                found[tag].extend([text] if tag == _NEEDED else text.split(":"))
+    return found
 
 
 @functools.lru_cache(maxsize=1)

@@ -120,3 +120,21 @@ def test_a_serial_openblas_is_no_threading_library_and_a_missing_one_is_unknown(
     script = tmp_path / "run.sh"
     script.write_text("#!/bin/sh\n")
     assert elf_libraries.threading_libraries(str(script)) is None
+
+
+def test_a_truncated_elf_file_is_no_elf_not_a_traceback(tmp_path):
+    """The last review of s40: a launcher file cut after its header (``head -c 100
+    /bin/true``) raised struct.error in every reader of its libraries."""
+    import shutil
+    from pathlib import Path
+
+    from hpcds1mpi.launch.elf_libraries import elf_dynamic, elf_needed
+    from hpcds1mpi.launch.mpi_installation import launcher_file_family
+
+    whole = Path(os.path.realpath(shutil.which("true"))).read_bytes()
+    cut = tmp_path / "mpirun"
+    for size in (64, 100, 1000, len(whole) // 2):
+        cut.write_bytes(whole[:size])
+        assert elf_dynamic(str(cut)) is None or isinstance(elf_dynamic(str(cut)), dict)
+        elf_needed(str(cut))
+        assert launcher_file_family(str(cut)) is None
