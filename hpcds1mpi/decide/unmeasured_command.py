@@ -31,8 +31,6 @@ from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem
 CHECK = "command"
 
 
-#: Shells whose ``-c`` string is the command they run (``sh -c './app 8000'``).
-_SHELL_RE = re.compile(r"^(sh|bash|dash|ksh|zsh)$")
 #: Words that end a command: what follows is another command (a pipe, a list).
 _SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
 #: An output redirection, its target in the word (``>out``, ``2>&1``) or the next one (``>``).
@@ -83,9 +81,10 @@ def as_run(words: list[str]) -> list[str]:
     output redirections (``> out.txt``, ``2>&1``: where the output goes, not the job's input);
     ``words`` otherwise. An input redirection stays: it is the job's input."""
     from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.wrapper_program import SHELLS
 
     k = program_index(words)  # past ``env X=1`` and the like
-    if k < len(words) and _SHELL_RE.match(os.path.basename(words[k])):
+    if k < len(words) and SHELLS.match(os.path.basename(words[k])):  # its -c string runs
         inner = _shell_string(words[k + 1:])
         if inner is not None:
             return as_run([*words[:k], *inner])
