@@ -18,11 +18,14 @@ import numpy as np
 from hpcds1mpi.analysis.pick_quality import auroc, ece
 
 #: The input sets tried (names of :data:`hpcds1mpi.decide.confidence.INPUTS`): the spread
-#: and margin of before; with the workload's noise; and with the measured best around.
+#: and margin of before; with the workload's noise; with the measured best around; and the
+#: uncalibrated probability's own z (alone, a monotone map: its order of the picks is kept).
 INPUT_SETS = (("log_spread", "margin_ratio"),
               ("log_spread", "margin_ratio", "log_noise"),
               ("log_margin", "measured_best_share"),
-              ("log_spread", "margin_ratio", "measured_best_share"))
+              ("log_spread", "margin_ratio", "measured_best_share"),
+              ("uncalibrated_z",),
+              ("uncalibrated_z", "measured_best_share"))
 #: Fold draws averaged per input set.
 REPEATS = 10
 

@@ -36,7 +36,8 @@ def read_toml(path: str | Path, what: str, error: type[HpcdsError]) -> dict:
         # as a stray character ("Invalid statement (at line 1, column 1)").
         return tomllib.loads(data.decode("utf-8-sig"))
     except FileNotFoundError:
-        raise error(f"{path}: {what} not found") from None
+        raise error(f"{path}: {what} not found; check the path (a relative one is read from "
+                    f"{Path.cwd()})") from None
     except IsADirectoryError:
         raise error(f"{path}: is a directory; give the {what} itself") from None
     except PermissionError:

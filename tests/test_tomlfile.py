@@ -17,7 +17,7 @@ def test_reads_a_document(tmp_path):
 
 
 @pytest.mark.parametrize("make, match", [
-    (lambda p: None, "cluster file not found"),
+    (lambda p: None, "cluster file not found; check the path"),
     (lambda p: p.mkdir(), "is a directory"),
     (lambda p: p.write_bytes(b"\x7fELF\x02\x01\x01\x00\xff\xfe\x00"), "not text|not valid TOML"),
     (lambda p: p.write_text("[clusters\n"), "not valid TOML"),

@@ -353,7 +353,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
             str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
             problem.ref_point, labels=[label[c] for c in columns],
             title=f"{workload} size {size} on {part.name} ({space} space, {source})"))})
-    click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidates, "
+    click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidate"
+               f"{'' if len(problem.candidates) == 1 else 's'}, "
                f"objective {source}, budget {main.budget}")
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
     if exactly:

@@ -34,6 +34,7 @@ INPUTS = {
     "log_noise": "log of the workload's measured repeat noise",
     "log_margin": "log of the margin to the runner-up",
     "measured_best_share": "share of the measured sizes around at which the pick was fastest",
+    "uncalibrated_z": "z of the uncalibrated probability (margin over spread or noise)",
 }
 #: Older calibration files name no inputs: their number of coefficients says which.
 _BY_COUNT = {3: ("log_spread", "margin_ratio"), 4: ("log_spread", "margin_ratio", "log_noise")}
@@ -61,6 +62,10 @@ def design(inputs: tuple[str, ...], spread, margin, noise=None,
             v = np.full(n, np.nan) if measured_best_share is None else \
                 np.asarray(measured_best_share, float)
             cols.append(np.where(np.isfinite(v), np.clip(v, 0.0, 1.0), 0.0))
+        elif name == "uncalibrated_z":
+            # A logistic map of z alone is monotone in it: calibrating keeps the order
+            # the uncalibrated probability gives picks (its AUROC), only its scale moves.
+            cols.append(uncalibrated_z(s, m, noise))
         else:
             raise ValueError(f"unknown confidence input {name!r}")
     return np.column_stack(cols) if cols else np.zeros((n, 0))
@@ -157,13 +162,20 @@ def uncalibrated_confidence(spread, margin, noise=None) -> np.ndarray:
     not a half-width) as the deviation is deliberately wide: a few repeats understate how far
     a later run drifts from them on a shared machine (s40 tester C: 2-10x under load).
     """
+    z = uncalibrated_z(spread, margin, noise)
+    return np.array([0.5 * math.erfc(-x / math.sqrt(2.0)) for x in np.ravel(z)])
+
+
+def uncalibrated_z(spread, margin, noise=None) -> np.ndarray:
+    """``(n,)`` the standard-normal quantile whose probability :func:`uncalibrated_confidence`
+    is: ``(log(1 + margin) + log(1.05)) / (sqrt(2) * max(spread, noise))``, the noise where
+    known; a calibration may map it (input ``uncalibrated_z``)."""
     s = np.clip(np.atleast_1d(np.asarray(spread, float)), 1e-4, None)
     if noise is not None:
         v = np.atleast_1d(np.asarray(noise, float))
         s = np.where(np.isfinite(v), np.maximum(s, v), s)
     m = np.clip(np.nan_to_num(np.atleast_1d(np.asarray(margin, float)), nan=0.0), 0.0, 10.0)
-    z = (np.log1p(m) + math.log1p(GOOD_PICK_TOLERANCE)) / (math.sqrt(2.0) * s)
-    return np.array([0.5 * math.erfc(-x / math.sqrt(2.0)) for x in np.ravel(z)])
+    return (np.log1p(m) + math.log1p(GOOD_PICK_TOLERANCE)) / (math.sqrt(2.0) * s)
 
 
 #: (path, mtime, size, inode, ctime) -> (coefficients or (), source, inputs) of files read.

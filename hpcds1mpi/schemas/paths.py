@@ -13,6 +13,8 @@ Usage::
 
 from __future__ import annotations
 
+import os
+
 import click
 
 __all__ = ["BUNDLE_IS_CODE", "NonEmptyPath"]
@@ -43,4 +45,8 @@ class NonEmptyPath(click.Path):
             fix = self.fix or ("give a path" + (", or leave the option out" if option else "")
                                + " (an unset shell variable?)")
             raise click.UsageError(f"{name} is empty; {fix}", ctx=ctx)
+        if isinstance(value, str) and not self.dir_okay and os.path.isdir(value):
+            # click's own "Invalid value for 'PATH': File 'x' is a directory." says no fix
+            raise click.UsageError(f"{value}: is a directory; give a file (the path of the "
+                                   f"file itself, not its folder)", ctx=ctx)
         return super().convert(value, param, ctx)

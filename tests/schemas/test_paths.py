@@ -50,3 +50,11 @@ def test_every_path_parameter_of_every_command_refuses_an_empty_value():
                       if isinstance(param.type, click.Path)
                       and not isinstance(param.type, NonEmptyPath)]
     assert plain == []
+
+
+def test_a_folder_where_a_file_is_asked_says_to_give_the_file(tmp_path):
+    """s41 tester C4: click's own "File 'x' is a directory." said no fix."""
+    result = CliRunner().invoke(_command, [str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert f"{tmp_path}: is a directory; give a file" in result.output
+    assert "Invalid value" not in result.output

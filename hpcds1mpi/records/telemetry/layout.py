@@ -257,7 +257,8 @@ def _check_hdf5(path: Path) -> None:
                 f"{path}: only a journal ({journal}): the sweep ended before its first "
                 f"snapshot; rerun the sweep with --resume (or tune with the same --out) to "
                 f"finish it (or delete {journal} to start afresh)")
-        raise TelemetryError(f"{path}: no such telemetry file")
+        raise TelemetryError(f"{path}: no such telemetry file; check the path, or write one with "
+                             f"hpcds1mpi sweep --out {path}")
     if path.is_dir():
         raise TelemetryError(f"{path}: is a directory; give the telemetry file (.h5) itself")
     if not path.is_file():  # a FIFO would block the read below
