@@ -130,8 +130,10 @@ def _kernel(name: str):
     from hpcds1mpi import kernels
     from hpcds1mpi.errors import UnknownKernelError
 
-    try:
-        return kernels.get(name)
+    from hpcds1mpi.records.kernel_options import kernel_of
+
+    try:  # a kernel run with options (``stencil+sweeps.100``) keeps its kernel's work model
+        return kernels.get(kernel_of(name) or name)
     except UnknownKernelError:
         return None
     except Exception:  # noqa: BLE001 - a broken plugin must not break prediction for others

@@ -26,9 +26,12 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML to check the configuration against (default: detect).")
 @click.option("--partition", default=None, help="Partition in the cluster file.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A kernel option, as a sweep plan's [[kernel]] extra gives it (stencil "
+                   "sweeps=100); repeat for several.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 def command(kernel, size, threads, device, precision, repeats, seed, cluster_file, partition,
-            as_json) -> None:
+            options, as_json) -> None:
     """Run KERNEL once on every launched rank and print the slowest rank's wall time."""
     from hpcds1mpi import kernels
     from hpcds1mpi.places import resolve_partition
@@ -38,6 +41,7 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
     if repeats < 1:
         raise ConfigError("--repeats must be at least 1")
     k = kernels.get(kernel)
+    extra = _kernel_options(k, options)
     if size is None:
         sizes = k.default_sizes or (k.min_size(1),)
         size = sizes[len(sizes) // 2]
@@ -59,13 +63,14 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
                _one_node(part))
     k.validate_size(size, comm.Get_size())  # bad input (exit 2), not a failed run
     out = runner.execute(comm, k, size, config, seed=seed, warmup=1, min_repeats=repeats,
-                         max_repeats=repeats, local_rank=local_rank)
+                         max_repeats=repeats, local_rank=local_rank, extra=extra)
     if comm.Get_rank() != 0:
         return
     median = sorted(out.wall)[len(out.wall) // 2] if out.wall else float("nan")
     mpi_share = (sum(out.rank_mpi) / sum(out.rank_wall)) if out.rank_wall else float("nan")
     record = {
-        "kernel": kernel, "size": size, **config.as_dict(), "ranks": config.ranks,
+        "kernel": kernel, "size": size, "extra": extra, **config.as_dict(),
+        "ranks": config.ranks,
         "status": out.status, "error": out.error, "wall_s": out.wall, "median_s": median,
         "rank0_mpi_fraction": mpi_share, "rel_error": out.rel_error,
         "blas_threads": out.blas_threads, "work": k.work(size, config.ranks).as_dict(),
@@ -73,7 +78,9 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
     if as_json:
         click.echo(json.dumps(record))
     else:
-        click.echo(f"{kernel} size={size} {config.label()} ({config.ranks} ranks): {out.status}")
+        given = "".join(f" {key}={value}" for key, value in extra.items())
+        click.echo(f"{kernel} size={size}{given} {config.label()} ({config.ranks} ranks): "
+                   f"{out.status}")
         if out.error:
             click.echo(f"  error: {out.error}")
         if out.wall:
@@ -87,3 +94,20 @@ def _one_node(part):
     from dataclasses import replace
 
     return replace(part, max_nodes=max(part.max_nodes, 1))
+
+
+def _kernel_options(kernel, given) -> dict:
+    """``--option KEY=VALUE`` words as the kernel reads them, checked as a plan's extra is
+    (a script from ``recommend --emit`` runs the deck its runs measured, s40 tester B13)."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.records.kernel_options import typed_options
+
+    words = {}
+    for text in given:
+        key, equals, word = text.partition("=")
+        if not equals or not key.strip():
+            raise ConfigError(f"--option {text!r}: give KEY=VALUE (stencil: --option sweeps=100)")
+        if key.strip() in words:  # the last one would win silently
+            raise ConfigError(f"--option {key.strip()} is given twice; give it once")
+        words[key.strip()] = word
+    return typed_options(kernel, words)

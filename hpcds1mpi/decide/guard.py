@@ -442,4 +442,6 @@ def _meant(workload: str, known: list[str]) -> str:
     # Case first: labels are matched exactly, so 'CP2K' is a slip from 'cp2k' (s28 tester T).
     same = [k for k in known if k.casefold() == workload.casefold()]
     close = same or difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    from hpcds1mpi.records.kernel_options import decks_note  # stencil+sweeps.100 (s40 B13)
+
+    return f" (did you mean {close[0]!r}?)" if close else decks_note(workload, known)

@@ -363,14 +363,20 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     r = _row(ch, ch.index)
     if program is None:
         from hpcds1mpi.kernels import is_kernel
+        from hpcds1mpi.records.kernel_options import kernel_of, no_run_line, run_options
 
-        if not is_kernel(rec.workload):  # `hpcds1mpi run` of no kernel fails in the job
+        kernel, options = rec.workload, []
+        if kernel_of(rec.workload) and run_options(rec.workload) is not None:  # its deck (B13)
+            kernel, options = kernel_of(rec.workload), run_options(rec.workload)
+        if not is_kernel(kernel):  # `hpcds1mpi run` of no kernel fails in the job
+            if why := no_run_line(rec.workload):  # options the script cannot pass (B13)
+                raise ConfigError(why)
             raise ConfigError(
                 f"no job script for {rec.workload!r}: it is not a built-in kernel and the model "
                 "recorded no command of it; give your program's command with --program "
                 "\"./app --n {size}\"")
-        program = f"hpcds1mpi run {rec.workload} --size {rec.size} --threads {{threads}} " \
-                  "--device {device} --precision {precision}"
+        program = f"hpcds1mpi run {kernel} --size {rec.size} {' '.join([*options, ''])}" \
+                  "--threads {threads} --device {device} --precision {precision}"
     from hpcds1mpi.decide.measured_run import measured_run
 
     run = measured_run(rec, scheduler, program)  # its sweep's folder and launcher (s29 A1, B4)

@@ -89,7 +89,13 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
             if tokens := split_command(command):
                 by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(
                     (label, command))
+    from hpcds1mpi.records.kernel_options import run_deck
+
     for word in words:
+        if deck := run_deck(stem(word), launch.args):  # hpcds1mpi run --option (s40 B13)
+            if deck in labels:
+                return deck
+            continue  # another deck than the plain kernel's runs
         if stem(word) in labels:
             return stem(word)
         found = by_program.get(stem(word), [])  # one program swept as several: the one

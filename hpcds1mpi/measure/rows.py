@@ -13,6 +13,7 @@ import time
 from hpcds1mpi.config import OK
 from hpcds1mpi.measure import meters
 from hpcds1mpi.measure.plan import RunSpec
+from hpcds1mpi.records.kernel_options import options_text
 
 
 def base_row(spec: RunSpec, machine_id: str, partition, sweep_id: str) -> dict:
@@ -38,6 +39,7 @@ def base_row(spec: RunSpec, machine_id: str, partition, sweep_id: str) -> dict:
         "seed": spec.seed, "sweep_id": sweep_id, "partition": partition.name,
         "cores_per_node": partition.cores_per_node, "memory_gb": partition.memory_gb,
         "gpus_per_node": partition.gpus_per_node, "kind": "kernel", "status": "crashed",
+        "extra": options_text(spec.extra),  # another deck is another workload (s40 B13)
     }
 
 

@@ -27,6 +27,25 @@ def test_a_good_run_still_runs():
     assert proc.returncode == 0 and "rel. error" in proc.stdout, proc.stderr
 
 
+def test_kernel_options_run_the_deck_a_plan_measured_and_bad_ones_are_one_line():
+    """s40 tester B13: a script for stencil measured with sweeps = 100 ran the default 10
+    sweeps (run could not pass the plan's extra); --option passes it, checked as a plan's."""
+    import json
+
+    proc = run_cli(["run", "stencil", "--size", "16", "--repeats", "1", "--option",
+                    "sweeps=3", "--json"], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["extra"] == {"sweeps": 3}
+    for options, words in ((["sweeps=0"], "from 1 to 1,000,000"),
+                           (["sweeps=x"], "a whole number"),
+                           (["foo=1"], "does not read extra foo"), (["sweeps"], "give KEY=VALUE"),
+                           (["sweeps=2", "sweeps=3"], "sweeps is given twice")):
+        given = [arg for option in options for arg in ("--option", option)]
+        proc = run_cli(["run", "stencil", "--size", "16", *given], timeout=120)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert words in proc.stderr
+
+
 def test_under_another_mpis_launcher_it_is_one_line_before_mpi_init():
     """Under Debian's Open MPI mpirun the wheel's MPICH aborted in MPI_Init on every rank with
     its error stack ("unsupported PMI version PMIx", exit 16); now rank 0 says one line naming

@@ -191,3 +191,16 @@ def test_a_recorded_line_knows_the_file_its_sweep_ran_for_a_bare_word():
     assert line.program_file == "/usr/bin/python3"
     assert RecordedCommands({"lap": ("python3 laplace.py {size}",)}).line_for(
         "lap", None).program_file is None
+
+
+def test_an_hpcds1mpi_run_line_with_kernel_options_is_that_deck():
+    """s40 tester B13: the script recommend writes for stencil measured with sweeps = 100
+    runs ``hpcds1mpi run stencil --option sweeps=100``: that is the option deck's workload,
+    never the default deck's."""
+    script = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 96 --option "
+                         "sweeps=100 --threads 1\n")
+    labels = ["stencil", "stencil+sweeps.100"]
+    assert match_workload(script.launch, labels, RecordedCommands({})) == "stencil+sweeps.100"
+    assert match_workload(script.launch, ["stencil"], RecordedCommands({})) is None
+    plain = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 96\n")
+    assert match_workload(plain.launch, labels, RecordedCommands({})) == "stencil"

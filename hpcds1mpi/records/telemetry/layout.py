@@ -53,6 +53,8 @@ RUN_COLUMNS: list[tuple[str, str]] = [
     # A program's ``--setup`` wall seconds, once per configuration; NaN without one, and in a
     # file from before (s30 tester O1: a job script's time limit adds it).
     ("setup_s", "float"),
+    # A kernel run's plan options (``extra``) as JSON; "" for none and before (s40 B13).
+    ("extra", "str"),
 ]
 MACHINE_COLUMNS: list[tuple[str, str]] = [
     ("machine_id", "str"), ("hostnames", "str"), ("partition", "str"), ("cpu_model", "str"),
