@@ -21,6 +21,9 @@ the failure probability from them instead (:func:`own_failures`):
 * anything else (a configuration it never ran there, a workload the bundle never ran): the
   classifier, the only evidence there is.
 
+A run the sweep's own ``--timeout`` cut short is no failure here: it ran longer than the
+limit (:mod:`~hpcds1mpi.decide.timed_out`, s40 tester B12).
+
 What the runs say is kept with the candidates (:data:`OK_SIZES`, :data:`FAILED_SIZES`), so a
 pick near a failure says so (:func:`failed_near_note`) and a candidate dropped as predicted to
 fail is named with why (:func:`dropped_note`).
@@ -32,6 +35,7 @@ import numpy as np
 
 from hpcds1mpi.decide.measured_here import (
     CONFIG_COLUMNS, candidate_codes, layout_text, workload_runs)
+from hpcds1mpi.decide.timed_out import timed_out_said
 
 #: Columns added where the workload's runs include a failure on a candidate's hardware: the
 #: sizes its configuration ran ok at and failed at, as text ("" where none).
@@ -170,14 +174,15 @@ def _config(cols: dict, row: int) -> str:
 
 def runs_said(cols: dict, row: int) -> str:
     """What the candidate's own runs were, where one of them failed ("ran ok at 200; failed
-    at 400, 800"), else ``""``."""
+    at 400, 800"; and where it timed out, :func:`~.timed_out.timed_out_said`), else ``""``."""
     if FAILED_SIZES not in cols or not cols[FAILED_SIZES][row]:
         return ""
     ok = cols[OK_SIZES][row]
     count = ok.count(",") + 1 if ok else 0
     said = (f"ran ok at {'one size' if count == 1 else f'{count} sizes'} ({ok}); "
             if ok else "never ran ok; ")
-    return said + f"failed at {cols[FAILED_SIZES][row]}"
+    timed = timed_out_said(cols, row)
+    return said + f"failed at {cols[FAILED_SIZES][row]}" + (f"; {timed}" if timed else "")
 
 
 def failed_near_note(cols: dict, index: int, size: float) -> str:

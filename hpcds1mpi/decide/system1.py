@@ -54,6 +54,7 @@ from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, rep
 # Constraints and the candidate tables are importable from here too.
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
+from hpcds1mpi.decide.timed_out import bound_by_timeouts, timed_out_note
 from hpcds1mpi.decide.trained_hardware import (as_trained, measured_partition,
                                               trained_names)
 from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, passed_over_note,
@@ -197,6 +198,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     codes = candidate_codes(cols)  # made once, where one of the two below needs them
     # The workload's own runs, not other programs' sizes, say whether it fails (s39 B3).
     own_failures(bundle, workload, size, cols, same, codes)
+    bound_by_timeouts(bundle, workload, size, cols, same, codes)  # ran longer: s40 tester B12
     # A run measured ok at this very size outranks the failure classifier (s29 tester C5).
     ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same, codes)
     memory = np.isfinite(need) & (need > mem_limit)
@@ -389,7 +391,8 @@ def choose(scores: Scores, objective: str = "time",
     failed = cols[FAILED_SIZES][index] if FAILED_SIZES in cols else ""
     note = disagreement(cols, index, feasible, scores.size, scores.neighbour_sizes, objective) \
         or one_size_note(cols, index, scores.size, failed) \
-        or failed_near_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2
+        or failed_near_note(cols, index, scores.size) \
+        or timed_out_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2, s40 B12
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     if scores.edge is not None:  # beyond the measured sizes: no surer than at their edge (B2)

@@ -176,7 +176,7 @@ class Brittle(Pooled):
     running ok at smaller ones; its 2 x 2 never ran (the classifier's 0.55 past 300)."""
 
     RUNS = {(1, 1): {200: "ok", 400: "ok", 800: "failed"},
-            (1, 2): {200: "ok", 800: "timeout"},
+            (1, 2): {200: "ok", 800: "crashed"},
             (2, 1): {200: "failed", 400: "failed", 800: "failed"}}
 
     def __init__(self):
@@ -195,7 +195,7 @@ class Brittle(Pooled):
 
 def test_a_job_every_layout_is_predicted_to_fail_at_from_runs_on_both_sides_gets_a_calibration():
     """s40 tester B6, B12: every layout predicted to fail, some only between a size they ran
-    ok at and one they failed (or timed out) at, escalated with "no allowed partition can run
+    ok at and one they failed at, escalated with "no allowed partition can run
     this job" and no calibration, and --emit told the user to "relax the constraints" none had
     given. Where the runs leave it open, the job escalates with a calibration of those layouts
     at this size; a layout that never ran ok is not a step."""

@@ -1,0 +1,171 @@
+"""A run the sweep's own ``--timeout`` cut short ran longer than that limit: a lower bound on
+its runtime there, not a failure of the configuration.
+
+A sweep of ``grow`` with ``--timeout 2`` recorded 1 rank at 16000 and both layouts at 32000
+as ``timeout`` ("no exit within the 2 s timeout; killed"); System 1 read those as failures,
+refused size 24000 as "predicted to fail" (0.58 from "failed at 32000") and never said the
+word timeout, though 2 ranks run 24000 in 2.3-2.7 s (s40 tester B12). The limit is the
+measurement's, not the program's: the failure evidence
+(:func:`~hpcds1mpi.decide.measured_here.workload_runs`) leaves such runs out, and here
+
+* :func:`bound_by_timeouts`: a candidate whose configuration timed out on its hardware at a
+  size no larger than the question's, with no ok run of it from that size up to the question,
+  is predicted at least the limit: its runtime, and both ends of its interval, raised to it
+  (work that grows with the size does not get faster; an ok run above the timed-out size says
+  it did, and then nothing is bounded). :data:`TIMED_OUT_SIZES` keeps every size it timed out
+  at, :data:`TIMED_OUT_AFTER` the bounding limit (NaN: none bounds it).
+* :func:`timed_out_said` / :func:`timed_out_note`: what those runs were, in words that name
+  the limit ("timed out at 2 s (the sweep's --timeout) at size 16000, 32000: ...").
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from hpcds1mpi.decide.measured_here import (CONFIG_COLUMNS, TIMEOUT, candidate_codes,
+                                            layout_text)
+
+#: Column: the sizes a candidate's configuration timed out at on its hardware, as text.
+TIMED_OUT_SIZES = "timed_out_sizes"
+#: Column: the limit (s) a timed-out run bounds the candidate's runtime by; NaN where none.
+TIMED_OUT_AFTER = "timed_out_after_s"
+#: The limit as the sweep words a timeout ("no exit within the 2 s timeout; killed", "no result
+#: within the 30 s timeout; ..."): the run's own time is the fallback.
+_LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
+
+
+def timed_out_runs(bundle, workload: str) -> dict:
+    """partition -> (configuration codes, sizes, limits in s (NaN: unknown), ok codes' sizes
+    as ``(codes, sizes)``) of ``workload``'s timed-out training rows, read once per bundle and
+    workload; ``{}`` where none timed out."""
+    from hpcds1mpi.decide import bundle_cache
+
+    return bundle_cache.memo(bundle, ("timed_out", str(workload)),
+                             lambda: _read(bundle, str(workload)))
+
+
+def _read(bundle, workload: str) -> dict:
+    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.surrogates.size_neighbours import config_codes
+
+    try:
+        rows = bundle_cache.training_columns(bundle)
+        status = np.asarray(rows["status"]).astype(str)
+        ours = np.flatnonzero(np.asarray(rows["workload"]).astype(str) == workload)
+        if not (status[ours] == TIMEOUT).any():
+            return {}
+        codes = config_codes({c: np.asarray(rows[c])[ours] for c in CONFIG_COLUMNS})
+        sizes = np.asarray(rows["size"], dtype=float)[ours]
+        partitions = np.asarray(rows["partition"]).astype(str)[ours]
+        limits = _limits(rows, ours)
+    except (AttributeError, KeyError):  # no training rows, or none with outcomes
+        return {}
+    status = status[ours]
+    out = {}
+    for part in np.unique(partitions[status == TIMEOUT]).tolist():
+        on, ok = partitions == part, status == "ok"
+        late = on & (status == TIMEOUT)
+        out[part] = (codes[late], sizes[late], limits[late], (codes[on & ok], sizes[on & ok]))
+    return out
+
+
+def _limits(rows, ours: np.ndarray) -> np.ndarray:
+    """Each row's limit: the one its error names, else the time it ran before it was killed."""
+    try:
+        ran = np.asarray(rows["runtime_s"], dtype=float)[ours]
+    except KeyError:
+        ran = np.full(len(ours), np.nan)
+    try:
+        errors = np.asarray(rows["error"]).astype(str)[ours]
+    except KeyError:
+        return ran
+    named = np.array([float(m.group(1)) if (m := _LIMIT.search(e)) else np.nan for e in errors])
+    return np.where(np.isfinite(named), named, ran)
+
+
+def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
+                      trained: dict | None = None, codes=None) -> None:
+    """In place: add :data:`TIMED_OUT_SIZES` and :data:`TIMED_OUT_AFTER` to ``cols`` and raise
+    each bounded candidate's ``runtime_s`` / ``runtime_lo`` / ``runtime_hi`` to its limit
+    (module docstring).
+
+    Args:
+        cols: System 1's candidate columns (configuration, ``partition``, runtime columns).
+        trained: partition -> the measured partition of its hardware, None where none has it
+            (None: each partition is itself), as ``system1.score`` finds it.
+        codes: ``cols``' :func:`~.measured_here.candidate_codes` (None: made here).
+    """
+    n = len(np.asarray(cols["nodes"]))
+    text, after = np.full(n, "", dtype=object), np.full(n, np.nan)
+    cols[TIMED_OUT_SIZES], cols[TIMED_OUT_AFTER] = text, after
+    runs = timed_out_runs(bundle, workload)
+    if not runs:
+        return
+    find = codes or candidate_codes(cols)
+    partitions = np.asarray(cols["partition"]).astype(str)
+    for part in np.unique(partitions).tolist():
+        name = (trained or {}).get(part, part)
+        if name is None or name not in runs:
+            continue
+        late_codes, late_sizes, limits, (ok_codes, ok_sizes) = runs[name]
+        on = np.flatnonzero((partitions == part) & np.isin(find(), late_codes))
+        for code in np.unique(find()[on]).tolist():
+            rows, mine = on[find()[on] == code], late_codes == code
+            text[rows] = _sizes_limits(late_sizes[mine], limits[mine])
+            after[rows] = _bound(late_sizes[mine], limits[mine], ok_sizes[ok_codes == code],
+                                 float(size))
+    bounded = np.flatnonzero(np.isfinite(after))
+    if len(bounded):
+        for col in ("runtime_s", "runtime_lo", "runtime_hi"):
+            values = np.array(cols[col], dtype=float)  # a copy: the bundle's answer unchanged
+            values[bounded] = np.fmax(values[bounded], after[bounded])
+            cols[col] = values
+
+
+def _bound(sizes: np.ndarray, limits: np.ndarray, ok_sizes: np.ndarray, size: float) -> float:
+    """The largest limit of the runs timed out at a size up to ``size`` with no ok run from
+    that size to ``size``; NaN where none."""
+    at_or_below = (sizes <= size * (1 + 1e-9)) & np.isfinite(limits)
+    held = [lim for s, lim in zip(sizes[at_or_below].tolist(), limits[at_or_below].tolist())
+            if not ((ok_sizes >= s * (1 - 1e-9)) & (ok_sizes <= size * (1 + 1e-9))).any()]
+    return max(held) if held else float("nan")
+
+
+def _sizes_limits(sizes: np.ndarray, limits: np.ndarray) -> str:
+    """"2 s (the sweep's --timeout) at size 16000, 32000": each limit said once, its sizes
+    after it ("the sweep's --timeout at size 800" where the limit is not known)."""
+    parts = []
+    finite = np.isfinite(limits)
+    for limit in np.unique(limits[finite]).tolist():
+        parts.append(f"{limit:.3g} s (the sweep's --timeout) at size "
+                     f"{_sizes_text(np.unique(sizes[limits == limit]))}")
+    if (~finite).any():
+        parts.append(f"the sweep's --timeout at size {_sizes_text(np.unique(sizes[~finite]))}")
+    return " and at ".join(parts)
+
+
+def _sizes_text(sizes: np.ndarray) -> str:
+    return ", ".join(f"{s:g}" for s in sizes.tolist())
+
+
+def timed_out_said(cols: dict, row: int) -> str:
+    """What candidate ``row``'s timed-out runs were ("timed out at 2 s (the sweep's --timeout)
+    at size 16000: it ran longer than that there, which is no failure"), else ``""``."""
+    if TIMED_OUT_SIZES not in cols or not cols[TIMED_OUT_SIZES][row]:
+        return ""
+    return (f"timed out at {cols[TIMED_OUT_SIZES][row]}: it ran longer than that there, "
+            f"which is no failure")
+
+
+def timed_out_note(cols: dict, index: int, size: float) -> str:
+    """One line when the pick's runtime at ``size`` is bounded by a run timed out at a size up
+    to it: the runs, the bound and the way to measure it, else ``""``."""
+    limit = float(cols[TIMED_OUT_AFTER][index]) if TIMED_OUT_AFTER in cols else float("nan")
+    if not np.isfinite(limit):
+        return ""
+    config = layout_text(*(cols[c][index] for c in CONFIG_COLUMNS))
+    return (f"{config} {timed_out_said(cols, index)}; at size {size:g} it is predicted at "
+            f"least the {limit:.3g} s it timed out at (measure it with a longer --timeout to "
+            f"know its runtime)")

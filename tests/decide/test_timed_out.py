@@ -1,0 +1,133 @@
+"""A run the sweep's own --timeout cut short ran longer than the limit: a lower bound on its
+runtime, not a failure (:mod:`hpcds1mpi.decide.timed_out`; s40 tester B12: a sweep with
+--timeout 2 had 1 rank time out at 16000 and both layouts at 32000, and size 24000, which
+2 ranks run in 2.3-2.7 s, was refused as "predicted to fail" without the word timeout)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from hpcds1mpi.decide import recommend as rec_mod
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.recommendation import format_table, to_dict
+from tests.fake_bundle import FakeBundle, fake_partitions, fake_places, isolate_user_files
+
+CPU = fake_partitions()["cpu"]
+ONE_NODE = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                          max_ranks_per_node=2)
+#: The columns :mod:`~hpcds1mpi.decide.timed_out` adds.
+TIMED_OUT_AFTER, TIMED_OUT_SIZES = "timed_out_after_s", "timed_out_sizes"
+#: The tester's sweep: {ranks per node: {size: status}}; runtime ~ size^2 / ranks.
+RUNS = {1: {2000: "ok", 4000: "ok", 8000: "ok", 16000: "timeout", 32000: "timeout"},
+        2: {2000: "ok", 4000: "ok", 8000: "ok", 16000: "ok", 32000: "timeout"}}
+KILLED = "no exit within the 2 s timeout; killed"
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    isolate_user_files(monkeypatch, tmp_path)
+
+
+def _runtime(size, ranks):
+    return 4.5e-9 * np.asarray(size, dtype=float) ** 2 / np.asarray(ranks, dtype=float)
+
+
+class Grow(FakeBundle):
+    """The sweep's runs as training rows; the model, as a runtime model trained on ok runs
+    only does, knows nothing of the timeouts and its classifier reads them as failures."""
+
+    def __init__(self, runs=RUNS, error=KILLED):
+        super().__init__(workloads=("grow",), sizes=(2000, 32000))
+        self.runs, self.error = runs, error
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload="grow", size=s, nodes=1, ranks_per_node=r, threads=1,
+                                  device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0, status=st,
+                                  runtime_s=2.05 if st == "timeout" else float(_runtime(s, r)),
+                                  error=self.error if st == "timeout" else "",
+                                  energy_j=1.0, peak_rss_mb=40.0)
+                             for r, sizes in self.runs.items() for s, st in sizes.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        runtime = _runtime(df["size"], df["ranks_per_node"]) * 0.8  # trained below the truth
+        out["runtime_s"], out["runtime_lo"], out["runtime_hi"] = runtime, runtime * 0.7, \
+            runtime * 1.3
+        big = df["size"].to_numpy(float) > 12000
+        out["fail_prob"] = np.where(big, 0.6, 0.01)
+        out["fail_prob_max"] = np.where(big, 0.7, 0.02)
+        out["peak_rss_mb"] = 40.0
+        return out
+
+
+def _row(scores, rpn: int) -> int:
+    return int(np.flatnonzero(scores.cols["ranks_per_node"] == rpn)[0])
+
+
+def test_a_size_between_ok_runs_and_timeouts_is_not_predicted_to_fail():
+    scores = s1.score(Grow(), "grow", 24000, [CPU], ONE_NODE)
+    assert scores.cols["feasible"].all(), scores.cols["reason"]
+    assert (scores.cols["fail_prob_max"] == 0).all()  # no run failed: the runs say, not 0.7
+    rec = rec_mod.recommend(Grow(), "grow", 24000, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked is not None and rec.picked.choice.pick["ranks_per_node"] == 2
+    assert "predicted to fail" not in format_table(rec)
+
+
+def test_a_timed_out_run_bounds_the_runtime_from_below_and_is_said_with_its_limit():
+    scores = s1.score(Grow(), "grow", 24000, [CPU], ONE_NODE)
+    one = _row(scores, 1)  # timed out at 16000 after 2 s: at 24000 it takes at least 2 s
+    assert scores.cols[TIMED_OUT_AFTER][one] == 2.0
+    assert scores.cols["runtime_lo"][one] >= 2.0 and scores.cols["runtime_s"][one] >= 2.0
+    assert scores.cols[TIMED_OUT_SIZES][one] == \
+        "2 s (the sweep's --timeout) at size 16000, 32000"
+    two = _row(scores, 2)  # timed out only above the question: not bounded
+    assert np.isnan(scores.cols[TIMED_OUT_AFTER][two])
+    assert scores.cols["runtime_lo"][two] < 2.0
+    # 1 rank the only layout at 16000, where it timed out: said, with the limit, no failure
+    alone = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                           max_ranks_per_node=1)
+    choice = s1.choose(s1.score(Grow(), "grow", 16000, [CPU], alone))
+    assert choice.pick["ranks_per_node"] == 1 and choice.pick["runtime_lo"] >= 2.0
+    assert "1 node x 1 rank x 1 thread (cpu, fp64) timed out at 2 s (the sweep's --timeout) " \
+        "at size 16000, 32000: it ran longer than that there, which is no failure; at size " \
+        "16000 it is predicted at least the 2 s it timed out at" in choice.neighbour_note
+    assert choice.confidence <= s1.DOUBTED_CONFIDENCE
+    # at 32000 every layout timed out: the pick says so in text and JSON
+    rec = rec_mod.recommend(Grow(), "grow", 32000, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked is not None and rec.picked.choice.pick["runtime_lo"] >= 2.0
+    text = format_table(rec)
+    assert "1 node x 2 ranks x 1 thread (cpu, fp64) timed out at 2 s (the sweep's --timeout) " \
+        "at size 32000" in text
+    assert "predicted to fail" not in text and "timed out at 2 s" in str(to_dict(rec))
+    assert rec.verdict.verdict != "auto"
+
+
+def test_a_deadline_below_the_timeout_leaves_out_the_layout_that_timed_out():
+    tight = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                           max_ranks_per_node=2, deadline_s=1.9)
+    scores = s1.score(Grow(), "grow", 16000, [CPU], tight)
+    assert scores.cols["reason"][_row(scores, 1)] == "deadline"
+
+
+def test_an_ok_run_above_the_timed_out_size_lifts_the_bound_and_the_limit_falls_back():
+    runs = {1: {2000: "ok", 8000: "timeout", 16000: "ok"}}
+    scores = s1.score(Grow(runs, error="killed"), "grow", 20000, [CPU],
+                      s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"],
+                                     threads=[1], max_ranks_per_node=1))
+    assert np.isnan(scores.cols[TIMED_OUT_AFTER][0])  # it ran ok at 16000: no bound
+    assert scores.cols[TIMED_OUT_SIZES][0] == "2.05 s (the sweep's --timeout) at size 8000"
+
+
+def test_a_real_failure_beside_a_timeout_still_fails_and_both_are_said():
+    runs = {1: {2000: "ok", 8000: "timeout", 16000: "crashed"}}
+    rec = rec_mod.recommend(Grow(runs), "grow", 20000, fake_places("cpu"),
+                            constraints=s1.Constraints(max_nodes=1, devices=["cpu"],
+                                                       precisions=["fp64"], threads=[1],
+                                                       max_ranks_per_node=1))
+    assert rec.picked is None
+    note = " ".join(rec.notes) + format_table(rec)
+    assert "ran ok at one size (2000); failed at 16000; timed out at 2 s (the sweep's " \
+        "--timeout) at size 8000" in note
