@@ -438,7 +438,9 @@ def test_a_recommendations_rows_say_what_predict_says_they_extrapolate(model, wo
     rows = [rec.pick, *rec.alternatives, *rec.front]
     said = model.predict([p.config for p in rows], workload, size, cluster=CLUSTER)
     assert [p.extrapolated for p in rows] == [p.extrapolated for p in said]
-    assert rec.pick.extrapolated  # each case's pick is beyond what was measured
+    # each case has rows beyond what was measured (gemm's 2 nodes no longer the pick: an
+    # unmeasured level does not win on the trees' interval alone, s40 tester B9)
+    assert any(p.extrapolated for p in rows)
     assert set(rec.pick.extrapolated) >= set(rec.to_dict()["pick"]["extrapolated"])
 
 

@@ -14,6 +14,15 @@ times the GPUs (s33 tester P1). Resource-seconds do not fall as resources are ad
   speed-up at all: the trees' answer there is known wrong); its lower end is at least the
   reference's scaled the same way; energy follows its runtime end by end. Where no such
   reference exists, nothing is bounded.
+* :func:`no_unproven_speedup`: an unmeasured candidate's upper end is at least the least
+  upper end of the measured candidates of its group that use no more resources than it. The
+  trees read stencil at 2 threads, never run, at exactly half the 1-thread run (50.9 ms:
+  25.5 ms, 19.6-32.5 ms) and it was picked on that interval, "wholly below" the measured
+  one's, where the real runs took 37-40 ms (s40 tester B9): the point may sit at perfect
+  scaling, but nothing measured says the added threads (ranks, nodes) give any speed-up,
+  so the interval reaches the measured layout's own, and such a level is no longer picked
+  over a measured one on an optimistic bound alone
+  (:func:`~hpcds1mpi.decide.unmeasured_bounds.measured_before_unmeasured`).
 * :func:`scaling_note`: the one line that says a pick was so raised, and from what.
 """
 
@@ -95,6 +104,40 @@ def floor_to_perfect_scaling(cols: dict) -> None:
         energies = np.array(cols[energy], dtype=float)
         energies[rows] *= new[runtime] / old[rows]  # old > 0: a usable row's
         cols[runtime], cols[energy] = runtimes, energies
+
+
+def no_unproven_speedup(cols: dict) -> None:
+    """In place: each unmeasured row's ``runtime_hi`` at least the least ``runtime_hi`` of the
+    measured rows of its partition, device and precision that use no more resources
+    (:func:`resources`) than it, ``energy_hi`` by the same factor (module docstring). Rows
+    with no such measured row are left as they are. One pass per group, none per row."""
+    unmeasured = cols.get(UNMEASURED)
+    if unmeasured is None or not unmeasured.any() or unmeasured.all():
+        return
+    hi = np.asarray(cols["runtime_hi"], dtype=float)
+    on_gpu = np.asarray(cols["device"]) == "gpu"
+    res = _resources(cols, on_gpu)
+    group = _group_codes(cols, on_gpu)
+    usable = np.isfinite(hi) & (hi > 0) & np.isfinite(res)
+    top = np.full(len(hi), np.nan)
+    for code in np.unique(group[unmeasured & usable]).tolist():
+        refs = np.flatnonzero(usable & ~unmeasured & (group == code))
+        if not len(refs):
+            continue
+        refs = refs[np.argsort(res[refs], kind="stable")]
+        least = np.minimum.accumulate(hi[refs])  # the least top among the first k by cores
+        rows = np.flatnonzero(unmeasured & usable & (group == code))
+        within = np.searchsorted(res[refs], res[rows], side="right")  # refs with <= cores
+        top[rows[within > 0]] = least[within[within > 0] - 1]
+    with np.errstate(invalid="ignore"):
+        rows = np.flatnonzero(top > hi)  # NaN: no bound
+    if not len(rows):
+        return
+    runtimes = hi.copy()  # a copy: a kept table's arrays are shared
+    runtimes[rows] = top[rows]
+    energies = np.array(cols["energy_hi"], dtype=float)
+    energies[rows] *= top[rows] / hi[rows]
+    cols["runtime_hi"], cols["energy_hi"] = runtimes, energies
 
 
 def _group_codes(cols: dict, on_gpu: np.ndarray) -> np.ndarray:

@@ -48,7 +48,8 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.own_failures import FAILED_SIZES, failed_near_note, own_failures
-from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling, scaling_note
+from hpcds1mpi.decide.scaling_floor import (floor_to_perfect_scaling, no_unproven_speedup,
+                                            scaling_note)
 from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, repeat_spread,
                                      unmeasured_rows)
 # Constraints and the candidate tables are importable from here too.
@@ -181,6 +182,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols[NODES_MEASURED] = nodes_measured(len(cols["nodes"]), levels)
     widen_beyond_nodes(cols)  # wider the farther beyond the measured nodes (s34 tester S1)
     floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
+    no_unproven_speedup(cols)  # nor surely faster than measured (s40 tester B9)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
     # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)

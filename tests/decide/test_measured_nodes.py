@@ -105,12 +105,22 @@ def test_recommend_says_the_held_back_layout_and_is_not_auto(shipped_bundle):
     assert any(r.startswith("stencil was measured on at most 1 node") for r in rec.verdict.reasons)
 
 
-def test_a_pick_beyond_reach_that_only_a_deadline_brings_says_so(shipped_bundle):
+def test_a_pick_beyond_reach_that_only_a_deadline_brings_says_so(shipped_bundle, monkeypatch):
     """s34 review: with a 50-ms deadline no candidate within reach was feasible and the pick
     went to 2,048 nodes from runs on one without a word of the reach."""
     from hpcds1mpi.decide.recommend import recommend
     from hpcds1mpi.decide.system1_candidates import Constraints
 
+    from hpcds1mpi.decide import system1
+    from hpcds1mpi.decide.recommendation import format_table
+
+    # Nothing measured says more nodes are faster, so none is promised to meet the deadline
+    # (s40 tester B9: an unmeasured level's upper end is the measured one's, scaling_floor)
+    rec = recommend(shipped_bundle, "stencil", 256, [(None, LAB4096)],
+                    constraints=Constraints(deadline_s=0.05))
+    assert rec.picked is None and "cannot meet the deadline" in format_table(rec)
+    # Where the trees alone are believed (that rule off), the pick beyond reach says so.
+    monkeypatch.setattr(system1, "no_unproven_speedup", lambda cols: None)
     rec = recommend(shipped_bundle, "stencil", 256, [(None, LAB4096)],
                     constraints=Constraints(deadline_s=0.05))
     assert rec.picked is not None and rec.picked.choice.pick["nodes"] > 2

@@ -136,11 +136,21 @@ def _lab(**power):
     return [(Cluster("lab", {"standard": part}), part)]
 
 
-def test_a_pick_beyond_the_measured_node_counts_is_marked_and_at_most_confirm(shipped_bundle):
+def test_a_pick_beyond_the_measured_node_counts_is_marked_and_at_most_confirm(shipped_bundle,
+                                                                             monkeypatch):
     from hpcds1mpi.decide.recommendation import to_dict
 
+    # Not picked on the trees' interval alone: nothing measured says 2 nodes are faster
+    # (s40 tester B9, scaling_floor.no_unproven_speedup) ...
+    rec = rec_mod.recommend(shipped_bundle, "gemm", 512, _lab(),
+                            constraints=rec_mod.s1.Constraints(max_nodes=2))
+    assert rec.picked.choice.config().nodes == 1
+    assert "the model ranks first 2 nodes x 2 ranks x 1 thread (cpu, bf16), at a level never " \
+        "measured" in format_table(rec)
+    # ... and where such a pick is made (that rule off, as the trees alone would have it),
     # within twice the measured nodes (further is held back, and a wide interval there keeps
-    # most picks on the measured node: s34 tester S1)
+    # most picks on the measured node: s34 tester S1), it is marked and at most confirm
+    monkeypatch.setattr(rec_mod.s1, "no_unproven_speedup", lambda cols: None)
     rec = rec_mod.recommend(shipped_bundle, "gemm", 512, _lab(),
                             constraints=rec_mod.s1.Constraints(max_nodes=2))
     assert rec.picked is not None and rec.picked.choice.config().nodes == 2

@@ -74,6 +74,77 @@ def test_partitions_are_bounded_by_their_own_measured_rows():
     assert not np.isfinite(all_measured[SCALING_FLOOR]).any()
 
 
+def test_an_unmeasured_level_at_perfect_scaling_is_no_surer_of_a_speed_up_than_measured():
+    """s40 tester B9: stencil 160 at 2 threads, never run, read at exactly half the measured
+    1-thread run (50.9 ms, 39.1-62.7): 25.5 ms (19.6-32.5), "wholly below" the measured
+    interval, and was picked; the real 2-thread runs took 37-40 ms. Nothing measured says
+    the second thread helps at all: its interval reaches the measured run's top."""
+    from hpcds1mpi.decide.scaling_floor import no_unproven_speedup
+    from hpcds1mpi.decide.unmeasured_bounds import measured_before_unmeasured, widen_unmeasured
+
+    cols = _cols([(1, 1, 1, "cpu", "fp64", 0.0509, True),     # measured, 1 core
+                  (1, 1, 2, "cpu", "fp64", 0.02546, False),   # 2 cores: the trees' half
+                  (1, 2, 2, "cpu", "fp64", 0.0130, False),    # 4 cores
+                  (1, 1, 2, "cpu", "fp32", 0.0200, False),    # no fp32 measured: no bound
+                  (1, 4, 1, "cpu", "fp64", 0.0200, True),     # measured, 4 cores
+                  (1, 4, 2, "cpu", "fp64", 0.0100, False)])   # 8 cores
+    cols["runtime_lo"][0], cols["runtime_hi"][0] = 0.0391, 0.0627  # the run's own spread
+    cols["runtime_hi"][1], cols["runtime_lo"][1] = 0.02565, 0.02407  # the trees' narrow one
+    widen_unmeasured(cols)
+    floor_to_perfect_scaling(cols)
+    before = {k: np.array(v, copy=True) for k, v in cols.items()}
+    no_unproven_speedup(cols)
+    hi = cols["runtime_hi"]
+    assert hi[1] == pytest.approx(0.0627)  # the 1-core run's top: the only one within 2 cores
+    assert hi[2] == pytest.approx(0.022) and hi[5] == pytest.approx(0.022)  # the 4-core run's
+    assert hi[3] == before["runtime_hi"][3]  # another precision: nothing measured bounds it
+    assert (cols["runtime_s"] == before["runtime_s"]).all()  # the points stay the trees'
+    assert cols["runtime_lo"][1] >= 0.0391 / 2 - 1e-12  # no faster than perfect scaling
+    assert cols["energy_hi"][1] == pytest.approx(before["energy_hi"][1] * 0.0627 /
+                                                 before["runtime_hi"][1])
+    ranking = np.argsort(cols["runtime_s"][[0, 1]], kind="stable")
+    picked, note = measured_before_unmeasured(cols, ranking, "time")
+    assert picked[0] == 0 and note == ""  # the measured run, not the optimistic bound
+
+
+def test_a_never_run_thread_count_at_perfect_scaling_is_not_picked_over_the_measured_run(
+        tmp_path, monkeypatch):
+    """B9 through System 1: one measured layout (1 x 1 x 1) and a model that reads 2 threads at
+    exactly half of it, with its own narrow interval."""
+    import pandas as pd
+
+    from tests.fake_bundle import FakeBundle, fake_partitions, isolate_user_files
+
+    isolate_user_files(monkeypatch, tmp_path)
+
+    class OneThread(FakeBundle):
+        def training_frame(self):
+            return pd.DataFrame([dict(workload="stencil", size=s, nodes=1, ranks_per_node=1,
+                                      threads=1, device="cpu", precision="fp64",
+                                      partition="cpu", cores_per_node=16, memory_gb=64.0,
+                                      gpus_per_node=0, status="ok", runtime_s=0.05 * s / 160,
+                                      energy_j=0.5, peak_rss_mb=40.0)
+                                 for s in (96, 128, 160, 192)])
+
+        def predict(self, df):
+            out = super().predict(df)
+            point = 0.0509 * df["size"].to_numpy(float) / 160 / df["threads"].to_numpy(float)
+            measured = (df["threads"] == 1).to_numpy()
+            out["runtime_s"] = point
+            out["runtime_lo"] = np.where(measured, point * 0.77, point * 0.95)
+            out["runtime_hi"] = np.where(measured, point * 1.23, point * 1.01)
+            out["fail_prob"], out["fail_prob_max"] = 0.0, 0.0
+            return out
+
+    bundle = OneThread(workloads=("stencil",), sizes=(96, 192))
+    only = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1, 2],
+                          max_ranks_per_node=1)
+    choice = s1.choose(s1.score(bundle, "stencil", 160, [fake_partitions()["cpu"]], only))
+    assert choice.pick["threads"] == 1, choice.nodes_note
+    two = int(np.flatnonzero(choice.scores.cols["threads"] == 2)[0])
+    assert choice.scores.cols["runtime_hi"][two] >= choice.pick["runtime_hi"] - 1e-12
+
+
 #: /tmp/s33/P/gpu.toml's partition: the H200 node's hardware (16 cores, 128 GB, one GPU), up
 #: to 4 nodes; predicted as the trained partition "local".
 GPUQ = Partition(name="gpuq", cores_per_node=16, memory_gb=128, max_nodes=4, gpus_per_node=1,
