@@ -15,6 +15,13 @@ wide as the same candidate's there, and lets one with no measured edge of its ow
 never measured, a layout never run) grow from the edge's interval along the steepest measured
 slope; System 1 caps the pick's confidence at the edge answer's (``system1.choose``).
 
+The edge is a measured size, so its answer is the surest there is: a bundle of grow measured at
+4000 and 8000 read 0.89 at 8000, 0.58 between them and 0.79 at 16000, 2x beyond them, where
+every real run landed above the interval (s40 tester B7). An answer beyond the sizes is an
+extrapolation, no surer than one between the two outermost sizes: the edge answer carries, as
+its own ``edge``, the grid scored halfway (in log size) from the edge to the measured size
+nearest it (:func:`inside_size`), and ``choose`` caps at that answer's confidence too.
+
 Every question past the same edge, asked alike, shares one edge answer
 (:func:`shared_edge_answer`): scored apart, it cost one more ``predict`` and a full scoring
 per question, a batch of 20 such questions five times the time of 20 inside the sizes (s40
@@ -49,6 +56,22 @@ def edge_size(bundle, workload: str, size: int) -> int | None:
     if size < lo:
         return lo
     return None
+
+
+def inside_size(measured, workload: str, edge: float) -> int | None:
+    """The size halfway in log size from the measured ``edge`` to the workload's measured size
+    nearest it, on any hardware measured (``measured``: System 1's
+    :class:`~hpcds1mpi.surrogates.neighbour_bounds.NeighbourRuntimes`); None where no other
+    size was measured or none lies between the two."""
+    sizes = [np.asarray(group[0], dtype=float) for (w, _), group in measured.groups.items()
+             if w == str(workload)]
+    sizes = np.unique(np.concatenate(sizes)) if sizes else np.zeros(0)
+    others = sizes[(sizes > 0) & ~np.isclose(sizes, float(edge), rtol=1e-9, atol=0.0)]
+    if not len(others) or not edge > 0:
+        return None
+    nearest = float(others[np.argmin(np.abs(np.log(others / float(edge))))])
+    middle = int(round(math.sqrt(nearest * float(edge))))
+    return middle if min(nearest, edge) < middle < max(nearest, edge) else None
 
 
 def edge_frame(frame, edge: int):
@@ -154,5 +177,5 @@ def _keys(cols: dict) -> np.ndarray:
     return np.char.add(np.char.add(np.asarray(cols["partition"]).astype(str), "|"), codes)
 
 
-__all__ = ["KEPT_EDGE_ANSWERS", "edge_frame", "edge_size", "hold_to_edge",
+__all__ = ["KEPT_EDGE_ANSWERS", "edge_frame", "edge_size", "hold_to_edge", "inside_size",
            "shared_edge_answer", "steepest_growth", "table_digest"]

@@ -45,7 +45,9 @@ class Scores:
             bound_runtimes`), or None.
         edge: beyond the workload's measured sizes, the same grid scored at the nearest of
             them (:mod:`~hpcds1mpi.decide.beyond_edge`), whose pick's confidence caps this
-            one's; None inside them.
+            one's; None inside them. An edge answer's own ``edge`` is the grid scored halfway
+            from the edge to the next measured size (``beyond_edge.inside_size``), which caps
+            it in turn.
     """
 
     cols: dict

@@ -35,7 +35,7 @@ import numpy as np
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import bundle_cache
-from hpcds1mpi.decide.beyond_edge import (edge_frame, edge_size, hold_to_edge,
+from hpcds1mpi.decide.beyond_edge import (edge_frame, edge_size, hold_to_edge, inside_size,
                                           shared_edge_answer, steepest_growth)
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
@@ -237,8 +237,12 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
             pred = bundle.predict(asked)
         except ModelError:  # a caller's table without the hardware columns (mobo's reading)
             return None
-        return scores_from_prediction(bundle, workload, edge, partitions, constraints, limits,
-                                      table, pred)
+        answer = scores_from_prediction(bundle, workload, edge, partitions, constraints,
+                                        limits, table, pred)
+        # and so no surer than between the two outermost sizes (s40 tester B7)
+        answer.edge = _scored_at(bundle, workload, inside_size(measured, workload, edge),
+                                 partitions, constraints, limits, frame)
+        return answer
 
     key = (str(workload), edge, tuple(repr(p) for p in partitions), repr(constraints),
            tuple(sorted((str(k), repr(v)) for k, v in limits.items())))
@@ -249,6 +253,20 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                  steepest_growth(measured, workload, above=size > edge))
     floor_energy(cols, partitions)  # a lower energy bound widened: still the idle draw's
     return at_edge
+
+
+def _scored_at(bundle, workload, size, partitions, constraints, limits, frame
+               ) -> Scores | None:
+    """``frame``'s grid scored at ``size`` (None: none, or a table it cannot be asked at)."""
+    table = None if size is None else edge_frame(frame, size)
+    if table is None:
+        return None
+    try:
+        pred = bundle.predict(model_table(bundle, table, partitions))
+    except ModelError:
+        return None
+    return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
+                                  table, pred)
 
 
 def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
@@ -397,7 +415,8 @@ def choose(scores: Scores, objective: str = "time",
         or timed_out_note(cols, index, scores.size)  # s29 tester C1, s39 tester B2, s40 B12
     if note or (UNMEASURED in cols and cols[UNMEASURED][index]):  # extrapolated: s31 Q5
         confidence = min(confidence, DOUBTED_CONFIDENCE)
-    if scores.edge is not None:  # beyond the measured sizes: no surer than at their edge (B2)
+    if scores.edge is not None:  # beyond the sizes no surer than at their edge (B2), nor
+        # than between the two outermost of them (the edge's own edge: B7)
         at_edge = choose(scores.edge, objective, confidence_model)
         if at_edge.index is not None:
             confidence = min(confidence, at_edge.confidence)

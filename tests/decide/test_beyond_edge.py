@@ -128,13 +128,57 @@ def test_questions_past_the_same_edge_share_one_edge_answer():
     bundle = CountedGrow()
     questions = [sb.Question("grow", size, [CPU], ONE_NODE) for size in (16500, 18000, 24000)]
     shared = sb.score_many(bundle, questions)
-    assert bundle.calls == 2  # the questions' one, the edge's one
+    assert bundle.calls == 3  # the questions' one, the edge's and the one inside it (B7)
     for q, got in zip(questions, shared):  # the same answer as each scored alone, afresh
         alone = s1.score(CountedGrow(), "grow", q.size, [CPU], ONE_NODE)
         for col in ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi", "feasible"):
             np.testing.assert_array_equal(got.cols[col], alone.cols[col])
         assert s1.choose(got, "time").confidence == s1.choose(alone, "time").confidence
     s1.score(bundle, "grow", 30000, [CPU], ONE_NODE)
-    assert bundle.calls == 3  # the edge answer kept with the bundle
+    assert bundle.calls == 4  # the edge answer kept with the bundle
     s1.score(bundle, "grow", 30000, [CPU], s1.Constraints(max_nodes=1, devices=["cpu"]))
-    assert bundle.calls == 5  # other constraints: another edge answer
+    assert bundle.calls == 7  # other constraints: another edge answer
+
+
+#: {(ranks per node, size): seconds} of a bundle measured at two sizes only.
+TWO_SIZES = {(r, s): (s / 1000) ** 2 / r for r in (1, 2) for s in (4000, 8000)}
+
+
+class TwoSizes(Grow):
+    """Two sizes measured: the model wide between them, narrow at and beyond them."""
+
+    def __init__(self):
+        FakeBundle.__init__(self, workloads=("grow",), sizes=(4000, 8000))
+
+    def training_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([dict(workload="grow", size=s, nodes=1, ranks_per_node=r, threads=1,
+                                  device="cpu", precision="fp64", partition="cpu",
+                                  cores_per_node=16, memory_gb=64.0, gpus_per_node=0,
+                                  status="ok", runtime_s=v, energy_j=v * 10, peak_rss_mb=100.0)
+                             for (r, s), v in TWO_SIZES.items()])
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = FakeBundle.predict(self, df)
+        size = df["size"].to_numpy(float)
+        runtime = (size / 1000) ** 1.6 / df["ranks_per_node"].to_numpy(float)
+        set_prediction(out, runtime, runtime_band=(0.97, 1.03))
+        between = (size > 4000) & (size < 8000)
+        out.loc[between, "runtime_lo"] = runtime[between] * 0.5
+        out.loc[between, "runtime_hi"] = runtime[between] * 1.6
+        return out
+
+
+def test_two_sizes_asked_beyond_them_are_no_surer_than_between_them():
+    """s40 tester B7: a 2-size bundle (4000, 8000) read confidence 0.89 at 8000, 0.58 between
+    the sizes and 0.79 at 16000, 2x beyond them: the edge is a measured size, so capping at
+    its confidence let the extrapolation be surer than the interpolation."""
+    def choice(size):
+        return s1.choose(s1.score(TwoSizes(), "grow", size, [CPU], ONE_NODE), "time")
+
+    between = choice(5657).confidence  # halfway from 4000 to 8000, in log size
+    assert between < choice(8000).confidence  # the model is unsure between the sizes
+    for size in (9000, 16000, 64000, 2000):
+        assert choice(size).confidence <= between + 1e-12, size
+    measured = s1.neighbour_runtimes(TwoSizes())
+    assert beyond_edge.inside_size(measured, "grow", 8000) == 5657
+    assert beyond_edge.inside_size(measured, "grow", 4000) == 5657
