@@ -37,7 +37,7 @@ from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import (fails, judge_gain, percent_change, reasons_for_shown,
                                           same_layout)
 from hpcds1mpi.decide.advise_launch import launch_notes
-from hpcds1mpi.decide.advise_memory import memory_warning, rewritten_memory_mib
+from hpcds1mpi.decide.advise_memory import memory_warnings, rewritten_memory_mib
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
@@ -430,10 +430,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                               else picked_part.name != partition.name) else None,
                     picked_part.cores_per_node)
     layout = replace(layout, memory_mib=rewritten_memory_mib(  # as recommend asks (s40 D12)
-        script, advice.recommended.mem_need_mib, picked_part))
-    advice.warnings += [w for w in [memory_warning(script, advice.asked.mem_need_mib,
-                                                   partition, advice.asked.text(),
-                                                   asked_cfg.ranks_per_node)] if w]
+        script, advice.recommended.mem_need_mib, picked_part, cfg.nodes, cfg.ranks_per_node))
+    advice.warnings += memory_warnings(script, advice.asked.mem_need_mib, partition,
+                                       advice.asked.text(), asked_cfg.ranks_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout)

@@ -7,8 +7,13 @@ tester D12). Now the script's ask is read (``--mem``, or ``--mem-per-cpu`` x its
 node: the ranks per node of the layout advise read, ``--ntasks`` or ``--ntasks-per-node``, x
 ``--cpus-per-task``), a warning says when it is below the predicted need of the script's layout, and
 ``--rewrite`` raises a ``--mem`` below the need of the layout it writes to what ``recommend``
-would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`). A script that asks no
-memory gets the site's default, which is not known here: nothing is said of it.
+would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`). A PBS script's limits —
+``mem`` / ``vmem`` in its select chunks or job-wide, ``pmem`` / ``pvmem`` per rank
+(:mod:`hpcds1mpi.launch.pbs_memory`) — are judged alike, the smallest first, and ``--rewrite``
+raises in PBS's syntax each that leaves a host of the layout it writes below its need (before,
+only Slurm's were read: a ``select=...:mem=1mb`` job was called the recommended layout). A
+script that asks no memory gets the site's default, which is not known here: nothing is said
+of it.
 """
 
 from __future__ import annotations
@@ -34,13 +39,20 @@ def _asked_option_mib(script: "JobScript", name: str) -> tuple[float | None, "Op
 
 
 def asked_memory_mib(script: "JobScript", ranks_per_node: int) -> tuple[float | None, str]:
-    """(MiB per node the Slurm ``script`` asks for, how it asks it, e.g. ``--mem=100M (line
-    6)``); ``(None, "")`` where it asks none, the whole node (``--mem=0``), or is not Slurm.
+    """(MiB per node the ``script`` asks for, how it asks it, e.g. ``--mem=100M (line 6)``);
+    ``(None, "")`` where it asks none or the whole node (``--mem=0``). A PBS script's is its
+    smallest limit (:func:`~hpcds1mpi.launch.pbs_memory.memory_asks`).
 
     ``ranks_per_node`` is the layout's as advise read it (``JobScript.layout``): Slurm counts
     ``--mem-per-cpu`` over the CPUs it gives a node, its tasks x ``--cpus-per-task``, whether
     the script says ``--ntasks`` or ``--ntasks-per-node`` (s40 review: ``--nodes=1
     --ntasks=2 --mem-per-cpu=30M`` was read as 1 CPU, 30 MiB, and warned)."""
+    if script.scheduler == "pbs":
+        from hpcds1mpi.launch.pbs_memory import memory_asks
+
+        read = [a for a in memory_asks(script, ranks_per_node) if a.mib is not None]
+        least = min(read, key=lambda a: a.mib, default=None)
+        return (least.mib, least.how) if least is not None else (None, "")
     mib, mem = _asked_option_mib(script, "mem")
     if mem is not None:
         return mib, f"--mem={mem.value} (line {mem.line})"
@@ -69,36 +81,53 @@ def _slurm_cpus_per_node(script: "JobScript", ranks_per_node: int) -> int:
     return max(1, tasks) * int(asked.get("cpus_per_task") or script.cpus_per_task or 1)
 
 
-def memory_warning(script: "JobScript", need_mib: float, partition: "Partition",
-                   layout: str, ranks_per_node: int) -> str | None:
+def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition",
+                    layout: str, ranks_per_node: int) -> list[str]:
     """The warning for a script asking less memory per node than its layout (``layout``, read
     as ``ranks_per_node`` ranks a node) is predicted to need (``need_mib``, host MiB per
-    node); None where it asks enough, or either is unknown."""
+    node), and one for each PBS size qsub would refuse; [] where it asks enough, or either
+    is unknown."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.directives import MEMORY_FLOOR_MIB, MEMORY_MARGIN, memory_request_mib
+    from hpcds1mpi.launch.pbs_memory import memory_asks, unreadable_sizes
 
+    pbs = memory_asks(script, ranks_per_node)
+    out = unreadable_sizes(pbs)
     asked, how = asked_memory_mib(script, ranks_per_node)
     if asked is None or not math.isfinite(need_mib) or need_mib <= 0 or asked >= need_mib:
-        return None
+        return out
     try:
         request = memory_request_mib(need_mib, partition.memory_gb)
     except ConfigError:  # above the node: the fit check says that
-        return None
-    return (f"the script asks {how} = {asked:.0f} MiB per node, below the predicted need of "
-            f"{need_mib:.0f} MiB per node of {layout}: a site that enforces it kills the job; "
-            f"ask --mem={request}M (the need x {MEMORY_MARGIN:g}, at least "
-            f"{MEMORY_FLOOR_MIB:.0f} MiB more, as recommend writes it)")
+        return out
+    fix = " and ".join(f"{'-l ' if a.option.name.startswith('l:') else 'select ...:'}"
+                       f"{a.resource}={a.raised(request)}" for a in pbs
+                       if a.mib is not None and a.mib < need_mib) if pbs else f"--mem={request}M"
+    return out + [f"the script asks {how} = {asked:.0f} MiB per node, below the predicted "
+                  f"need of {need_mib:.0f} MiB per node of {layout}: a site that enforces it "
+                  f"kills the job; ask {fix} (the need x {MEMORY_MARGIN:g}, at least "
+                  f"{MEMORY_FLOOR_MIB:.0f} MiB more, as recommend writes it)"]
 
 
-def rewritten_memory_mib(script: "JobScript", need_mib: float,
-                         partition: "Partition") -> int | None:
-    """The ``--mem`` (MiB) ``--rewrite`` writes: what recommend asks for the rewritten layout's
-    need, where the script's ``--mem`` is below that need; None: the script's stays."""
+def rewritten_memory_mib(script: "JobScript", need_mib: float, partition: "Partition",
+                         nodes: int = 1, ranks_per_node: int = 1) -> int | None:
+    """The memory per node (MiB) ``--rewrite`` gives a layout of ``nodes`` x
+    ``ranks_per_node`` needing ``need_mib``: what recommend asks for that need, where the
+    script's ``--mem``, or a PBS limit as the rewrite leaves it
+    (:func:`~hpcds1mpi.launch.pbs_memory.rewritten_asks`), is below it; None: the script's
+    stay."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.directives import memory_request_mib
+    from hpcds1mpi.launch.pbs_memory import rewritten_asks
 
-    asked, mem = _asked_option_mib(script, "mem")  # only a --mem is rewritten
-    if mem is None or asked is None or not math.isfinite(need_mib) or asked >= need_mib:
+    if not math.isfinite(need_mib):
+        return None
+    if script.scheduler == "pbs":
+        short = any(a.mib < need_mib for a in rewritten_asks(script, nodes, ranks_per_node))
+    else:
+        asked, mem = _asked_option_mib(script, "mem")  # only a --mem is rewritten
+        short = mem is not None and asked is not None and asked < need_mib
+    if not short:
         return None
     try:
         return memory_request_mib(need_mib, partition.memory_gb)
@@ -112,4 +141,4 @@ def host_need_per_node(need_mb: float, device: str, ranks_per_node: int) -> floa
     return float(need_mb) * (ranks_per_node if device == "gpu" else 1)
 
 
-__all__ = ["asked_memory_mib", "host_need_per_node", "memory_warning", "rewritten_memory_mib"]
+__all__ = ["asked_memory_mib", "host_need_per_node", "memory_warnings", "rewritten_memory_mib"]

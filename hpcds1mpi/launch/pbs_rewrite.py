@@ -7,7 +7,9 @@ more than one host, ``place=scatter`` (the sharing part, ``excl`` / ``shared`` /
 and ``group=`` kept): ``pack`` would put every chunk on one host, ``free`` (PBS's default)
 may. An old-style request (``-l ncpus=4``) gets a ``select`` instead of its job-wide chunk
 resources, which qsub refuses beside one; a job-wide ``mem`` moves into the chunk. Torque's
-``-l nodes=N:ppn=M`` keeps its form.
+``-l nodes=N:ppn=M`` keeps its form. A memory limit that leaves a host of the layout less than
+its need (``Layout.memory_mib`` set) is raised to give it that, in its own terms
+(:func:`hpcds1mpi.launch.pbs_memory.rewritten_asks`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.directives import format_pbs_walltime
+from hpcds1mpi.launch.pbs_memory import rewritten_asks
 from hpcds1mpi.launch.pbs_request import (LAYOUT_RESOURCES, ONE_CHUNK_PER_HOST, chunk_specs,
                                           job_wide_chunk_resources, place_parts)
 from hpcds1mpi.launch.script_edits import Edits, directive_line, drop_resources
@@ -39,6 +42,16 @@ def _moved(script: "JobScript") -> list["Option"]:
             if o.name[2:] not in LAYOUT_RESOURCES and o.name[2:] not in script.select]
 
 
+def _raised(script: "JobScript", to: "Layout") -> dict[str, str]:
+    """Resource name (``mem`` in the chunk, ``l:pmem`` job-wide) -> the value that gives a host
+    of ``to`` its ``memory_mib``, for each memory limit that gives it less; {} where none is
+    raised."""
+    if not to.memory_mib:
+        return {}
+    return {a.option.name: a.raised(to.memory_mib)
+            for a in rewritten_asks(script, to.nodes, to.ranks_per_node) if a.mib < to.memory_mib}
+
+
 def _term_span(script: "JobScript", term: "Option") -> tuple[int, int]:
     """The span of a chunk term with one of the ``:`` beside it (``:ngpus=1``)."""
     start, end = term.span
@@ -46,12 +59,13 @@ def _term_span(script: "JobScript", term: "Option") -> tuple[int, int]:
     return (start - 1, end) if start > select.value_span[0] else (start, end + 1)
 
 
-def _select(e: Edits, script: "JobScript", to: "Layout", moved: list["Option"]) -> None:
+def _select(e: Edits, script: "JobScript", to: "Layout", moved: list["Option"],
+            raised: dict[str, str]) -> None:
     values = _counts(to)
     gpus = script.select.get("ngpus")
     if gpus is not None and not to.gpus_per_node:  # a CPU layout asks for no GPU: the term
         e.edits.append(_term_span(script, gpus) + ("",))  # goes, not ngpus=0 (s33 tester P5)
-    for key, value in [("count", to.nodes), *values.items()]:
+    for key, value in [("count", to.nodes), *values.items(), *raised.items()]:
         if key in script.select:
             e.put(script.select[key], value, key)
     select = script.directives["l:select"]
@@ -59,7 +73,7 @@ def _select(e: Edits, script: "JobScript", to: "Layout", moved: list["Option"]) 
         e.insert(select.value_span[0], f"{to.nodes}:")
     first_end = max(o.span[1] for o in script.select.values())
     missing = [f":{k}={v}" for k, v in values.items() if k not in script.select]
-    missing += [f":{o.name[2:]}={o.value}" for o in moved]
+    missing += [f":{o.name[2:]}={raised.get(o.name, o.value)}" for o in moved]
     if missing:
         e.insert(first_end, "".join(missing))
     if select.value_span[1] > first_end:  # the other chunk specs: the layout is one spec
@@ -81,7 +95,8 @@ def _place(e: Edits, script: "JobScript", to: "Layout") -> None:
 
 def pbs_directives(e: Edits, script: "JobScript", to: "Layout") -> None:
     """Edit a PBS script's directives to ask for ``to``."""
-    d = script.directives
+    d, raised = script.directives, _raised(script, to)
+    kept = [d[k] for k in raised if k in d]  # job-wide ones that stay where they stand
     if "l:nodes" in d and not script.select:  # Torque: -l nodes=N:ppn=M
         opt = d["l:nodes"]
         rest = [p for p in opt.value.split(":")[1:] if not p.startswith(("ppn=", "gpus="))]
@@ -92,14 +107,17 @@ def pbs_directives(e: Edits, script: "JobScript", to: "Layout") -> None:
         moved = _moved(script)
         # qsub refuses them beside a select
         drop_resources(e, job_wide_chunk_resources(script))
+        kept = [o for o in kept if o not in job_wide_chunk_resources(script)]
         if script.select:
-            _select(e, script, to, moved)
+            _select(e, script, to, moved, raised)
         else:
             chunk = "".join([f"select={to.nodes}"] + [f":{k}={v}" for k, v in
                                                         _counts(to).items()]
-                            + [f":{o.name[2:]}={o.value}" for o in moved])
+                            + [f":{o.name[2:]}={raised.get(o.name, o.value)}" for o in moved])
             e.insert(directive_line(script), f"#PBS -l {chunk}\n")
         _place(e, script, to)
+    for opt in kept:
+        e.put(opt, raised[opt.name], opt.name[2:])
     if to.time_s:
         if "l:walltime" in d:
             e.put(d["l:walltime"], format_pbs_walltime(to.time_s), "walltime")

@@ -97,3 +97,41 @@ def test_a_per_cpu_ask_counts_the_cpus_slurm_gives_not_the_ranks_launched():
     assert asked_memory_mib(script, 2) == (60.0, "--mem-per-cpu=15M (line 5) x 4 CPUs per node")
     bare = read_script(PER_TASK.replace("#SBATCH --ntasks=2\n", "").format(mib=15))
     assert asked_memory_mib(bare, 3)[0] == 45.0  # no task count asked: the ranks launched
+
+
+PBS = """#!/bin/bash
+#PBS -q standard
+#PBS -l select=1:ncpus=2:mpiprocs=1:ompthreads=2{chunk}
+{extra}#PBS -l walltime=00:30:00
+export OMP_NUM_THREADS=2
+mpiexec -n 1 hpcds1mpi run stencil --size 128 --precision fp64
+"""
+
+
+@pytest.mark.parametrize("chunk, extra, asked, fix", [
+    (":mem=1mb", "", "select ...:mem=1mb (line 3)", "select ...:mem={r}mb"),
+    ("", "#PBS -l vmem=1048576\n", "-l vmem=1048576 (line 4)", "-l vmem={r}mb"),
+    ("", "#PBS -l pmem=1kb\n", "-l pmem=1kb (line 4) x 1 rank per host", "-l pmem={r}mb")])
+def test_a_pbs_limit_below_the_need_is_warned_and_raised_in_pbs_terms(bundle, places, chunk,
+                                                                       extra, asked, fix):
+    """s41: PBS's mem / vmem / pmem were never read; the job was called the recommended
+    layout and --rewrite kept the limit that kills it."""
+    a = advise(PBS.format(chunk=chunk, extra=extra), bundle, places, model_dir=DEFAULT_MODEL)
+    need = a.asked.mem_need_mib
+    assert math.isfinite(need) and need > 1, a.asked
+    part = next(p for _, p in places if p.name == "standard")
+    request = memory_request_mib(need, part.memory_gb)
+    said = [w for w in a.warnings if w.startswith(f"the script asks {asked} = ")]
+    assert said and f"ask {fix.format(r=request)} (the need" in said[0], a.warnings
+    new = memory_request_mib(a.recommended.mem_need_mib, part.memory_gb)
+    per = a.recommended.config.ranks_per_node if "pmem" in extra else 1
+    assert f"{'pmem' if 'pmem' in extra else 'mem'}={-(-new // per)}mb" in a.rewritten, \
+        a.rewritten
+
+
+def test_a_pbs_script_asking_enough_or_nothing_keeps_its_memory(bundle, places):
+    for chunk in (":mem=200gb", ""):
+        a = advise(PBS.format(chunk=chunk, extra=""), bundle, places, model_dir=DEFAULT_MODEL)
+        assert not [w for w in a.warnings if "predicted need" in w], a.warnings
+        assert ("mem=200gb" in a.rewritten) == bool(chunk)
+        assert "mem=" not in a.rewritten.replace("mem=200gb", "")  # none added or raised
