@@ -69,21 +69,29 @@ def _orte_library(library: str) -> bool:
 
 
 def other_installation_line(line: int, name: str, library: str, family: str,
-                            launcher: str, launcher_word: str) -> tuple[str, str] | None:
+                            launcher: str, launcher_word: str,
+                            caveat: str = "") -> tuple[str, str] | None:
     """("warning", line) where ``launcher`` of ``family`` is another installation's than the
     one owning the ``library`` the program ``name`` loads and is known not to start it as one
     job (PRRTE 5 with an Open MPI 4 library: independent 1-rank copies), ("note", line) for
-    another installation otherwise; None where they are one, or either is not found."""
+    another installation otherwise; None where they are one, or either is not found.
+
+    ``caveat`` (`` (line 4 changes the job's environment first ...)``): the launcher or the
+    program was found on a PATH the script's lines before the launch change in a way not
+    followed here, so the job may run others: said, and never more than a note (s40 review
+    G3: a `prterun` found before `module load openmpi/5` was warned of as the job's)."""
     own = installation_launcher(library, family)
     if own is None or of_installation(launcher, own):
         return None
     real = os.path.realpath(launcher)
-    shown = launcher_word if real == launcher_word else f"{launcher_word} ({real})"
+    seen = " on the PATH advise sees" if caveat and "/" not in launcher_word else ""
+    shown = launcher_word if real == launcher_word else f"{launcher_word} ({real}{seen})"
     copies = family == OPENMPI and _prrte_launcher(launcher) and _orte_library(library)
-    effect = ("Open MPI 5's launcher does not wire up an Open MPI 4 library: it would start "
-              "independent 1-rank copies" if copies else
-              "it may start or place it otherwise than its own")
-    return ("warning" if copies else "note"), (
+    effect = ("where the job runs this one, " if caveat else "") + (
+        "Open MPI 5's launcher does not wire up an Open MPI 4 library: it would start "
+        "independent 1-rank copies" if copies else
+        "it may start or place it otherwise than its own")
+    return ("warning" if copies and not caveat else "note"), (
         f"line {line}: {name} loads {library}, but {shown} is another installation's "
-        f"launcher of its MPI family (not {own}, the one beside that library): {effect}; "
-        f"launch it with {own}")
+        f"launcher of its MPI family (not {own}, the one beside that library){caveat}: "
+        f"{effect}; launch it with {own}")

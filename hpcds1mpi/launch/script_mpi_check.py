@@ -172,19 +172,6 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     others = [own] if own else fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
         f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
-    if want == have and read.elf and (library := _mpi_library(read.elf, want)):
-        from hpcds1mpi.launch.script_installation import other_installation_line, ranks_library
-
-        library = ranks_library(read.elf, library, launcher_word, _launcher_args(script, launch))
-        if found := other_installation_line(launch.line, os.path.basename(program), library,
-                                            want, launcher, launcher_word):
-            return found  # s40 tester A9: one soname, two installations
-    if have is None or want == have:  # s36 tester M1: a module's mpirun, not told here
-        return None if not unknown or "/" in launcher_word else ("note", (
-            f"line {launch.line}: {os.path.basename(program)} is linked against "
-            f"{FAMILY_NAMES[want]} ({evidence}); the {launcher_word} the job runs is whichever "
-            f"line {int(changed_at)} and those after it put first on its PATH, not checked "
-            f"here ({unknown}): check `which {launcher_word}` in the job, or {hint}"))
     # s29 tester A7: after `source .../openfoam/etc/bashrc` nothing was said, and the job ran
     # the venv's MPICH mpirun that came first on the PATH it inherited: noted, with the caveat
     # (a warning only where the job surely finds these files: `module load` may change them)
@@ -192,13 +179,26 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     on_path = [w for w in (launcher_word, word) if changed and "/" not in w]
     said = (f"{os.path.basename(program)} ({program} on the PATH advise sees)"
             if word in on_path else os.path.basename(program))
-    where = "on the PATH advise sees" if launcher_word in on_path else "here" if \
-        moduled == math.inf or "/" in launcher_word else \
-        f"after the module lines from line {int(moduled)} ({launcher}, as they give it here)"
     caveat = (f" (line {int(changed_at)} changes the job's environment first"
               + (f": {unknown}" if unknown else "") + ", so the job may "
               f"find another {' or '.join(on_path)}: check `which {on_path[0]}` in the job)"
               if on_path else "")
+    if want == have and read.elf and (library := _mpi_library(read.elf, want)):
+        from hpcds1mpi.launch.script_installation import other_installation_line, ranks_library
+
+        library = ranks_library(read.elf, library, launcher_word, _launcher_args(script, launch))
+        if found := other_installation_line(launch.line, said, library, want, launcher,
+                                            launcher_word, caveat):
+            return found  # s40 tester A9: one soname, two installations (review G3: caveat)
+    if have is None or want == have:  # s36 tester M1: a module's mpirun, not told here
+        return None if not unknown or "/" in launcher_word else ("note", (
+            f"line {launch.line}: {os.path.basename(program)} is linked against "
+            f"{FAMILY_NAMES[want]} ({evidence}); the {launcher_word} the job runs is whichever "
+            f"line {int(changed_at)} and those after it put first on its PATH, not checked "
+            f"here ({unknown}): check `which {launcher_word}` in the job, or {hint}"))
+    where = "on the PATH advise sees" if launcher_word in on_path else "here" if \
+        moduled == math.inf or "/" in launcher_word else \
+        f"after the module lines from line {int(moduled)} ({launcher}, as they give it here)"
     return ("note" if on_path else "warning"), (
             f"line {launch.line}: {said} is linked against {FAMILY_NAMES[want]} ({evidence}) "
             f"but {launch.launcher} {where} is {os.path.realpath(launcher)}, "

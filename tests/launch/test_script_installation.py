@@ -60,3 +60,28 @@ def test_another_installations_launcher_found_on_path_is_noted(tmp_path):
     kind, said = _check(tmp_path, f"mpirun.openmpi -np 2 {five}", env)
     assert kind == "note" and "another installation's launcher" in said, said
     assert said.endswith(f"launch it with {own}")
+
+
+def test_a_launcher_found_on_paths_the_module_lines_change_is_not_asserted(tmp_path):
+    """s40 review G3: after `module load openmpi/5` (a line not followed here) a bare
+    `prterun` was judged on the PATH advise sees and warned of ("it would start independent
+    1-rank copies"), though the job may find another; now a note with the module-line
+    caveat. A launcher by its path, which no module line changes, is still warned of."""
+    four = fake_openmpi(tmp_path, "four", links=("libopen-rte.so.40",))
+    own = _launcher(tmp_path / "four" / "bin" / "mpirun")
+    prterun = _launcher(tmp_path / "five" / "bin" / "prterun", b"")
+    env = {**os.environ, "PATH": f"{tmp_path / 'five' / 'bin'}:{os.environ.get('PATH', '')}"}
+    setup = "source ./site-env.sh\n"  # not a module system's file: the job's PATH is unknown
+    kind, said = _check(tmp_path, f"{setup}prterun -n 2 {four}", env)
+    assert kind == "note", said  # was: warning, asserted
+    assert f"but prterun ({prterun} on the PATH advise sees) is another installation's " \
+        "launcher" in said, said
+    assert "the one beside that library) (line 4 changes the job's environment first: " in said
+    assert "so the job may find another prterun: check `which prterun` in the job): " in said
+    assert said.endswith(f"launch it with {own}") and "\n" not in said
+    bare = {"PATH": env["PATH"]}  # no module system initialised: `module load` not followed
+    kind, said = _check(tmp_path, f"module load openmpi/5\nprterun -n 2 {four}", bare)
+    assert kind == "note" and "check `which prterun` in the job" in said, said
+    assert "where the job runs this one, Open MPI 5's launcher" in said
+    kind, said = _check(tmp_path, f"{setup}{prterun} -n 2 {four}", env)
+    assert kind == "warning" and "independent 1-rank copies" in said, said
