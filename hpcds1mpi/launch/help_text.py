@@ -13,7 +13,8 @@ exactly 74 dashes::
 
 Its first paragraph says what happened, wrapped over lines; the rest is detail and advice.
 :func:`help_titles` gives that paragraph joined, for a launch's reason (measure's
-``program_launch``) and a failed launch probe (:mod:`hpcds1mpi.launch.probe`) alike.
+``program_launch``) and a failed launch probe (:mod:`hpcds1mpi.launch.probe`) alike. What a
+launcher writes is read as text by one rule, :func:`launcher_text`, for both.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ TITLE_CHARS = 300
 #: waiting for completion"). Group 1: its host tag, group 2: the message.
 HYDRA_STACK = re.compile(r"^\s*\[((?:mpiexec|proxy)[^\]\s]*@[^\]\s]+)\]\s+\S+\s+"
                          r"\([^()\s]+:\d+\):\s*(.*?)\s*$")
+
+
+def launcher_text(raw: bytes | str | None) -> str:
+    """A launcher's output (or a program's under it) as text: UTF-8, a byte that is none
+    replaced, without NUL characters. Open MPI 5's prterun ends its stderr with its C string's
+    terminating NUL (two inside an allocation), which had been the last line and so the
+    reason of a failed launch: "exit code 7: \\x00" in the sweep (s40 tester A1), "(exit 1:
+    \\x00)" from the 2-rank and rank-host probes (s40 review G1); text never holds one."""
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw or ""
+    return text.replace("\0", "")
 
 
 def help_spans(lines: list[str]) -> list[tuple[int, int]]:

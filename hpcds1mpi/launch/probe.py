@@ -90,14 +90,14 @@ def launch_script(tokens: list[str], script: str, env: dict, what: str, timeout:
         LaunchError: the launcher cannot be started, or did not end within ``timeout``
             seconds (its process group is ended).
     """
+    from hpcds1mpi.launch.help_text import launcher_text
     from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
     argv = [*tokens, "sh", "-c", script]
-    try:
+    try:  # bytes, read as the sweep reads a launch (prterun's NUL; a byte not UTF-8)
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, env=env, cwd=cwd,
-                                text=True, start_new_session=True,
-                                preexec_fn=die_with_parent())
+                                start_new_session=True, preexec_fn=die_with_parent())
     except OSError as exc:
         raise LaunchError(f"cannot start the launcher {tokens[0]}: {exc.strerror}; nothing "
                           "was launched") from None
@@ -110,7 +110,7 @@ def launch_script(tokens: list[str], script: str, env: dict, what: str, timeout:
     except BaseException:
         end_group(proc)
         raise
-    return proc.returncode, out, err
+    return proc.returncode, launcher_text(out), launcher_text(err)
 
 
 #: srun's words while Slurm has not given its job or step the nodes yet.
@@ -122,10 +122,10 @@ def _why_waiting(proc: subprocess.Popen) -> str:
     """Why an ended probe ``proc`` had not finished, and what to do, for its message: srun's
     "queued and waiting for resources" (s36 tester M6: dropped, the message said only that
     it did not end), else the launcher's last line."""
-    from hpcds1mpi.launch.help_text import launcher_says
+    from hpcds1mpi.launch.help_text import launcher_says, launcher_text
 
     try:
-        out, err = proc.communicate(timeout=5)
+        out, err = map(launcher_text, proc.communicate(timeout=5))
     except (subprocess.SubprocessError, OSError, ValueError):
         out, err = "", ""
     if (said := next((ln.strip() for ln in (err or "").splitlines() if _QUEUED.search(ln)),

@@ -62,13 +62,14 @@ TAIL = 64 * 2**10
 
 
 def stream_tail(fh, tail: int = TAIL) -> str:
-    """The last ``tail`` bytes of the binary file ``fh`` (a launch's stdout or stderr), decoded,
-    without NUL characters: text never holds one, and Open MPI 5's prterun ends its stderr with
-    its string's terminating NUL (two inside an allocation), which had been the reason of every
-    MPI_Abort under it, "exit code 7: \\x00", over the program's own line (s40 tester A1)."""
+    """The last ``tail`` bytes of the binary file ``fh`` (a launch's stdout or stderr) as
+    :func:`~hpcds1mpi.launch.help_text.launcher_text` reads them: without prterun's closing
+    NUL, which had been the reason of every MPI_Abort under it (s40 tester A1)."""
+    from hpcds1mpi.launch.help_text import launcher_text
+
     size = fh.seek(0, 2)
     fh.seek(max(0, size - tail))
-    return fh.read(tail).decode("utf-8", "replace").replace("\0", "")
+    return launcher_text(fh.read(tail))
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hpcds1mpi.launch.help_text import TITLE_CHARS, help_titles, launcher_says
+from hpcds1mpi.launch.help_text import TITLE_CHARS, help_titles, launcher_says, launcher_text
 from tests.measure.test_program_launch import OUTPUTS
 
 RULE = "-" * 74
@@ -56,3 +56,11 @@ def test_hydras_error_stack_is_said_by_its_cause_not_its_last_line():
     assert launcher_says(stack) == ("[mpiexec@vm] execvp error on file /m/broken/hydra_pmi_proxy"
                                     " (No such file or directory)")
     assert launcher_says("plain failure\nlast words\n") == "last words"
+
+
+def test_launcher_text_is_utf8_without_nuls():
+    """One rule for a launcher's output, the sweep's and the probes' (s40 review G1)."""
+    assert launcher_text(b"rank 1 failed\n\0\0") == "rank 1 failed\n"
+    assert launcher_text("a\0b") == "ab" and launcher_text(None) == ""
+    assert launcher_text(b"bad \xff byte\0") == "bad \ufffd byte"
+    assert launcher_says(launcher_text(b"some error line\n\0")) == "some error line"

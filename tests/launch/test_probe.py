@@ -160,3 +160,21 @@ def test_a_probe_waiting_for_slurms_nodes_says_so_and_what_to_do(slurm, tmp_path
     assert "queued and waiting for resources): Slurm had not given it the nodes yet, so " \
            "nothing was measured; see what holds them (squeue), or run the sweep inside an " \
            "allocation that has them (salloc)" in message
+
+
+@pytest.mark.parametrize("tail", [b"some error line\n\0", b"some error line\n\0\0",
+                                  b"some error line\0\n", b"some error line\n\xff\0"])
+def test_a_failed_probe_under_prterun_says_its_line_not_its_closing_nul(tmp_path, tail):
+    """s40 review G1: Open MPI 5's prterun ends its stderr with its C string's NUL; the sweep's
+    reason dropped it (s40 tester A1), the probe's did not: "(exit 1: \\x00)". A byte that is
+    no UTF-8 is read too (it was decoded strictly)."""
+    (tmp_path / "err").write_bytes(tail)
+    fake = tmp_path / "prterun"
+    fake.write_text(f"#!/bin/sh\ncat {tmp_path / 'err'} >&2\nexit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(LaunchError) as caught:
+        probe.run_probe([str(fake), "-n", "2"], dict(os.environ), None)
+    message = str(caught.value)
+    assert "\0" not in message and "\\x00" not in message
+    assert "probe failed (exit 1: " in message
+    assert ("some error line" in message) == (b"\xff" not in tail), message

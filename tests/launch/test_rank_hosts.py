@@ -45,3 +45,17 @@ def test_a_launch_that_fails_is_one_line_naming_the_node_count(tmp_path):
     assert "\n" not in message and message.startswith("the 3-node launch probe (")
     assert message.endswith("a run on 3 nodes would fail too: check --mpiexec / "
                             "--launcher-args, or drop --nodes 3")
+
+
+def test_a_failed_launch_under_prterun_says_its_line_not_its_closing_nul(tmp_path):
+    """s40 review G1: prterun's closing NUL was the reason: "(exit 1: \\x00)"."""
+    fake = tmp_path / "prterun"
+    fake.write_text("#!/bin/sh\nprintf 'prterun has exited due to process rank 1\\n\\000' >&2\n"
+                    "exit 1\n")
+    fake.chmod(0o755)
+    with pytest.raises(LaunchError) as caught:
+        rank_hosts(launchers.local("mpiexec", mpiexec=str(fake)), 2, _here(),
+                   cwd=str(tmp_path))
+    message = str(caught.value)
+    assert "(exit 1: prterun has exited due to process rank 1); nothing" in message, message
+    assert "\0" not in message
