@@ -125,13 +125,6 @@ def _program_launch(program: str | None, *, launcher, cluster_file, partition, g
     return choice, readings
 
 
-def trial_launcher(choice, part):
-    """The launcher the trials' sweeps use (``measure/external.py``): --overcommit above the
-    allocation's usable cores, not the node's (s31 reviewer: the pre-flight, given the node's,
-    never said the --overcommit the trials add inside a partial allocation)."""
-    return choice.launcher_for(part.usable_cores_per_node)
-
-
 def _preflight(choice, program: str, size: int, start, space, part, workdir, log, evaluate):
     """The sweep's pre-flight before any trial: the program can start, ``space``'s nodes are
     reached, its MPI matches the launcher, and (more than one rank anywhere in ``space``) the
@@ -143,6 +136,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
             launcher reaches (exit 2).
         LaunchError: the launcher cannot start it as one job (exit 1).
     """
+    from hpcds1mpi.decide.tune_program import trial_launcher
     from hpcds1mpi.decide.tune_space import check_reachable
     from hpcds1mpi.launch import preflight
     from hpcds1mpi.measure import external
@@ -271,7 +265,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {tune_predictions.other_machine_note(part)}", err=True)
             bundle, other_model = None, model_dir
     if program is not None:
-        from hpcds1mpi.decide.tune_program import check_program, model_place
+        from hpcds1mpi.decide.tune_program import check_program, model_place, trials_launcher
 
         if bundle is not None:  # the folder and setup its sweep ran it with (s37 tester G4)
             workdir, setup = model_place(bundle, workload, program, workdir, setup,
@@ -279,8 +273,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         check_program(program, workdir, say=lambda line: click.echo(line, err=True))
         from hpcds1mpi.measure.external_resume import check_resumed
 
-        check_resumed(out, program, readings, workload, by="tune",  # before any launch
-                      setup=setup)
+        # before any launch; its launcher too, as the sweep's --resume (s40 review G5)
+        check_resumed(out, program, readings, workload, by="tune", setup=setup,
+                      launched=trials_launcher(out, choice, part, submit))
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster

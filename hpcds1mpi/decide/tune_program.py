@@ -1,6 +1,6 @@
 """Where and how ``tune`` runs a user's program: its command split as the shell would, the
-check that it can start, and the folder and setup its sweep in the model ran it with (s37
-tester G4)."""
+check that it can start, the folder and setup its sweep in the model ran it with (s37
+tester G4), and the launcher its trials start it with."""
 
 from __future__ import annotations
 
@@ -137,3 +137,34 @@ def other_command(levels, program: str) -> str:
             f"({lines[0]!r}): {differences[0]}; its start and the predictions are that "
             f"command's, and learning these runs into the model would pool the two under one "
             f"label: give --label a new name (then train on the runs) to keep them apart")
+
+
+def trial_launcher(choice, part):
+    """The launcher the trials' sweeps use (``measure/external.py``): --overcommit above the
+    allocation's usable cores, not the node's (s31 reviewer: the pre-flight, given the node's,
+    never said the --overcommit the trials add inside a partial allocation)."""
+    return choice.launcher_for(part.usable_cores_per_node)
+
+
+def trials_launcher(out: str, choice, part, submit: bool) -> dict | None:
+    """The launcher tune's trials of a program will start it with (:func:`trial_launcher`:
+    ``choice``'s, else srun inside an allocation, ``--submit``'s job included), as the
+    ``launch`` attribute records it, where ``out`` exists for them to add to: its runs must
+    have been measured under it, as a sweep's ``--resume`` checks (s40 review G5: only the
+    first trial's sweep checked it, after the launch probe, in the sweep's words). None where
+    ``out`` is new or the launcher is not known yet (tune refuses that later)."""
+    import dataclasses
+
+    from hpcds1mpi.errors import LaunchError
+    from hpcds1mpi.launch import launchers
+
+    if choice is None or not os.path.isfile(out):
+        return None
+    kind = choice.launcher or ("srun" if submit or launchers.in_slurm() else None)
+    if kind is None:
+        return None
+    trial = dataclasses.replace(choice, launcher=kind)
+    try:
+        return trial.describe(trial_launcher(trial, part))
+    except LaunchError:  # no mpiexec: said where tune looks for one
+        return None

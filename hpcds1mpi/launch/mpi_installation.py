@@ -6,8 +6,9 @@ the one beside the ``libmpi`` it loads (:func:`installation_launcher`: ``PREFIX/
 for ``PREFIX/lib/libmpi.so.12``), the one rule of the sweep's refusals and advise's warnings
 (s35 tester I6: the sweep named the venv's MPICH 5 ``mpiexec``, advise Debian's
 ``mpiexec.mpich``, for a program whose RUNPATH loads Intel MPI's library). Two launcher files
-are one launcher where they are one file, a link to it, or a copy of its bytes (Intel's
-``bin/mpiexec`` and ``bin/mpiexec.hydra``: :func:`same_launcher`, s35 tester I5). A
+are one launcher where they are one file, a link to it, or a copy of its bytes beside it
+(Intel's ``bin/mpiexec`` and ``bin/mpiexec.hydra``: :func:`same_launcher`, s35 tester I5;
+the rule a resume and a merge compare launchers by too, s40 review G5). A
 launcher file's family is told here too, from its real name, its libraries or hydra's proxy
 named in it (:func:`launcher_file_family`, advise's reading). Only files are read: nothing is
 run.
@@ -100,14 +101,23 @@ def version_family(path: str, text: str | None) -> str | None:
 
 
 def same_launcher(first: str, second: str) -> bool:
-    """Whether two launcher files are one launcher: one file (a link to the other, a hard
-    link) or the same bytes (size, then SHA-256)."""
+    """Whether two launchers are one: the same name or path, one file (a link to the other, a
+    hard link; by real path where the file is gone, a record from another machine) or the
+    same bytes (size, then SHA-256) in the same real folder. The project's one rule, for the
+    scripts' launchers and a resumed or merged file's alike (s40 review G5: a resume by real
+    path alone had refused the venv's ``mpiexec.hydra`` after its ``mpiexec``, a copy of its
+    bytes). A copy in another folder is another launcher: Open MPI's ``mpirun`` by its path
+    and the wheel's relocating wrapper take their prefix from their own folder (two venvs'
+    wrappers are one file's bytes), hydra its proxy."""
     from hpcds1mpi.digests import sha256_file
 
+    if first == second or os.path.realpath(first) == os.path.realpath(second):
+        return True
     try:
         if os.path.samefile(first, second):
             return True
-        if os.path.getsize(first) != os.path.getsize(second):
+        if os.path.dirname(os.path.realpath(first)) != os.path.dirname(
+                os.path.realpath(second)) or os.path.getsize(first) != os.path.getsize(second):
             return False
         return sha256_file(first) == sha256_file(second)
     except OSError:

@@ -177,6 +177,40 @@ def _jacobi(tmp_path) -> str:
     return exe
 
 
+def test_tune_refuses_an_out_measured_under_another_launcher_before_any_launch(tmp_path):
+    """s40 review G5: a tune adding to an --out measured under another --mpiexec was checked
+    only by its first trial's sweep, after the launch probe, in the sweep's words ("--resume",
+    "this sweep's"). Now tune's one line, exit 2, before anything runs; a launcher of the same
+    bytes (the wheel's mpiexec.hydra for its mpiexec) is the same launcher."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import mpiexec
+
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    marker = tmp_path / "ran"
+    app = tmp_path / "app.sh"
+    app.write_text(f"#!/bin/sh\ntouch {marker}\necho 'time: 0.01 s'\n")
+    app.chmod(0o755)
+    other = tmp_path / "launcher"
+    other.write_text(f'#!/bin/sh\nexec {mpiexec()} "$@"\n')
+    other.chmod(0o755)
+    writer = telemetry.TelemetryWriter(tmp_path / "t.h5", attrs={
+        "plan": json.dumps({"command": str(app), "label": "app"}),
+        "launch": json.dumps({"launcher": "mpiexec", "command": str(other), "args": [],
+                              "mpi": "", "time_regex": "", "fom_regex": "", "ranks_regex": "",
+                              "output_file": "", "fail_regex": ""})})
+    writer.open()
+    writer.close()
+    res = run_cli(["tune", "--program", str(app), "--label", "app", "--size", "1", "--mpiexec",
+                   mpiexec(), "--cluster", "c.toml", "--budget", "1", "--out", "t.h5"],
+                  cwd=tmp_path, timeout=120)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert lines[0] == (f"hpcds1mpi: error: --out t.h5: the file was measured with --mpiexec "
+                        f"'{other}' (now '{mpiexec()}'); its runs would not mean what this "
+                        "tune's mean: rerun with the same --mpiexec, or give a new --out")
+    assert not marker.exists() and not telemetry.read_runs(tmp_path / "t.h5").shape[0]
+
+
 def test_tune_a_program_takes_the_sweeps_launcher_and_reading_options(tmp_path):
     """--mpiexec, --time-regex and --ranks-regex as the sweep has them: the program's own time
     is each trial's runtime (start-up excluded), the launch wall time stays in elapsed_s, the
@@ -474,7 +508,7 @@ def test_the_preflight_launcher_is_the_trials_with_the_allocations_cores():
     allocation's: inside ``salloc -c 1`` on 2-core nodes it never said the --overcommit the
     trials add to a 1-rank x 2-thread step."""
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.commands.tune import trial_launcher
+    from hpcds1mpi.decide.tune_program import trial_launcher
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.launch.preflight import LaunchChoice
 

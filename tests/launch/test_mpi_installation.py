@@ -42,6 +42,28 @@ def test_intels_mpiexec_and_mpiexec_hydra_are_one_launcher(tmp_path):
     assert not same_launcher(own, str(tmp_path / "missing"))
 
 
+def test_one_rule_of_the_same_launcher_for_files_names_and_records(tmp_path):
+    """s40 review G5: one rule for the scripts' launchers and a resumed or merged file's: a
+    name is itself (srun), a copy of the bytes beside it is the launcher (the MPICH wheel's
+    mpiexec.hydra for its mpiexec), a recorded path that is gone here is itself by its real
+    path; a copy in another folder is another (an mpirun takes its prefix from its folder)."""
+    from hpcds1mpi.records.telemetry.merged_settings import same_launch_value
+
+    (tmp_path / "bin").mkdir()
+    own, copy = tmp_path / "bin" / "mpiexec", tmp_path / "bin" / "mpiexec.hydra"
+    elsewhere = tmp_path / "mpiexec"
+    for path in (own, copy, elsewhere):
+        shutil.copy2(WHEEL_MPIEXEC, path)
+    gone = str(tmp_path / "gone" / "mpirun")
+    for first, second in (("srun", "srun"), (str(own), str(copy)), (gone, gone),
+                          (gone, str(tmp_path / "gone" / ".." / "gone" / "mpirun"))):
+        assert same_launcher(first, second) and same_launch_value("command", first, second)
+    for first, second in (("srun", WHEEL_MPIEXEC), (gone, WHEEL_MPIEXEC),
+                          (str(own), str(elsewhere))):
+        assert not same_launcher(first, second)
+        assert not same_launch_value("command", first, second)
+
+
 def test_a_programs_launcher_is_the_one_beside_the_libmpi_it_loads(intel_program):
     """s35 tester I6: Intel's bin is on no PATH; the sweep named the venv's MPICH mpiexec, advise
     Debian's mpiexec.mpich. Both now name Intel's own, and the same one."""

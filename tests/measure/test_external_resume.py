@@ -132,3 +132,31 @@ def test_a_resume_under_another_launcher_is_refused_and_under_the_same_goes_on(t
     writer.close()
     check_resumed(str(tmp_path / "old.h5"), program, Readings.of(), "scf",
                   launched={**recorded, "launcher": "srun", "command": "srun"})
+
+
+def test_a_resume_under_a_copy_of_the_launchers_bytes_goes_on(tmp_path):
+    """s40 review G5: the launcher was compared by real path alone, not by the launch code's
+    rule (``mpi_installation.same_launcher``): the MPICH wheel's ``mpiexec.hydra``, a copy of
+    its ``mpiexec``'s bytes beside it, was refused as another launcher; other bytes still are."""
+    import shutil
+
+    from tests.helpers import mpiexec
+
+    program, out = "./scf {size}", tmp_path / "scf.h5"
+    own, copy = tmp_path / "mpiexec", tmp_path / "mpiexec.hydra"
+    shutil.copy2(mpiexec(), own)
+    shutil.copy2(mpiexec(), copy)
+    recorded = {"launcher": "mpiexec", "command": str(own), "flavour": "HydraMpiexec",
+                "args": [], "mpi": "", "time_regex": "", "fom_regex": "", "ranks_regex": "",
+                "output_file": "", "fail_regex": ""}
+    writer = telemetry.TelemetryWriter(out, attrs={
+        "plan": json.dumps({"command": program, "label": "scf"}),
+        "launch": json.dumps(recorded)})
+    writer.open()
+    writer.close()
+    check_resumed(str(out), program, Readings.of(), "scf",
+                  launched={**recorded, "command": str(copy)})
+    copy.write_bytes(copy.read_bytes() + b"\0")  # another launcher's bytes: refused
+    with pytest.raises(ConfigError, match="--mpiexec"):
+        check_resumed(str(out), program, Readings.of(), "scf",
+                      launched={**recorded, "command": str(copy)})

@@ -27,12 +27,13 @@ LAUNCHER_KEYS = ("launcher", "command", "mpi", "args")
 
 
 def same_launch_value(key: str, recorded, given) -> bool:
-    """Whether a recorded :data:`LAUNCHER_KEYS` value is ``given``: a launcher file by the file
-    it leads to (a link to the same file is the same launcher), arguments as a list."""
-    import os
-
+    """Whether a recorded :data:`LAUNCHER_KEYS` value is ``given``: a launcher file by the
+    launch code's rule (:func:`~hpcds1mpi.launch.mpi_installation.same_launcher`: a link to
+    it or a copy of its bytes is the same launcher), arguments as a list."""
     if key == "command" and isinstance(recorded, str) and isinstance(given, str):
-        return recorded == given or os.path.realpath(recorded) == os.path.realpath(given)
+        from hpcds1mpi.launch.mpi_installation import same_launcher
+
+        return same_launcher(recorded, given)
     if key == "args":
         return list(recorded or []) == list(given or [])
     return (recorded or "") == (given or "")
