@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 from dataclasses import replace
+from typing import Sequence
 
 from hpcds1mpi.errors import ConfigError
 
@@ -160,42 +161,57 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | No
     first = prefix_bin_first(command, args) if prefix else None
     found_in = (f"; a program named without a folder is found in {first} first by its "
                 "ranks, on the job's PATH by these") if first else ""
-    unlike = "" if name != "srun" and openmpi_prefix(given) else \
-        measured_library_unlike(program, prefix, ours, getattr(cluster, "preamble", None))
+    try:
+        their_args = shlex.split(cluster.launcher_args or "")
+    except ValueError:  # refused where the script's launch line is made
+        their_args = []
+    unlike = measured_library_unlike(program, (command if kind != "srun" else "", args),
+                                     (given if name != "srun" else "", their_args), ours,
+                                     getattr(cluster, "preamble", None))
     return (f"launches with the cluster file's {ours}, but the program was measured under "
             f"{measured} only, never under {ours}: it may run otherwise there (its variables "
             f"differ{found_in}){unlike}; to launch it as measured set {keys} in the cluster file")
 
 
-def measured_library_unlike(program: str | None, prefix: str | None, ours: str,
-                            preamble=None) -> str:
-    """The clause, for :func:`unmeasured_launcher`, where the measured launcher gave its ranks
-    ``prefix``'s ``lib`` first on ``LD_LIBRARY_PATH`` (Open MPI's mpirun by its path; the
-    Open MPI 5 wheel's mpirun) and the ``program`` command loads another MPI library without
-    it (one soname, two installations: s40 tester A5, Open MPI 4.1.4 ran where every
-    measured run loaded 5.0.11), naming both and the export that runs the measured one; ""
-    otherwise, or where the cluster file's ``preamble`` already puts that folder on
-    ``LD_LIBRARY_PATH``."""
+def measured_library_unlike(program: str | None, measured: tuple[str, Sequence[str]],
+                            theirs: tuple[str, Sequence[str]], ours: str, preamble=None) -> str:
+    """The clause, for :func:`unmeasured_launcher`, where the ``program`` command's ranks
+    load another MPI library under the cluster file's launcher (``theirs``: its path or
+    name, "" for srun, and its options) than under the ``measured`` one: Open MPI's mpirun
+    by its path (the Open MPI 5 wheel's too) gives its ranks its prefix's ``lib`` first on
+    ``LD_LIBRARY_PATH`` (:func:`~hpcds1mpi.launch.rank_program.rank_environment`), and two
+    installations share a soname (s40 tester A5: Open MPI 4.1.4 ran under the cluster's
+    srun where every measured run loaded 5.0.11; s40 review G6: under another installation's
+    mpirun named by path it was never said). Names both, and where the cluster's launcher
+    gives the ranks no prefix of its own, the export that runs the measured one; "" where
+    they load one library, either cannot be told, or the cluster file's ``preamble`` already
+    puts the measured prefix's ``lib`` on ``LD_LIBRARY_PATH``."""
     from hpcds1mpi.launch.mpi_family import library_file, program_mpi
+    from hpcds1mpi.launch.rank_program import openmpi_prefix, rank_environment
 
+    prefix, their_prefix = openmpi_prefix(*measured), openmpi_prefix(*theirs)
+    if prefix is None and their_prefix is None:
+        return ""  # neither moves the library the program finds by itself
     try:
         tokens = shlex.split(program or "")
     except ValueError:
         return ""
-    found = program_mpi(tokens) if tokens and prefix else None
-    here = library_file(found) if found is not None and found.family else None
-    measured = os.path.join(prefix, "lib", os.path.basename(here)) if here else ""
-    if not here or not os.path.isfile(measured) or os.path.realpath(here) == os.path.realpath(
-            measured):
+    found = program_mpi(tokens) if tokens else None
+    if found is None or not found.family:
         return ""
+    ran, here = (library_file(found, rank_environment(*launcher, dict(os.environ)))
+                 for launcher in (measured, theirs))
+    if not ran or not here or os.path.realpath(ran) == os.path.realpath(here):
+        return ""
+    said = (f"; under {ours} it loads {here}, not {ran} that its ranks loaded (another "
+            "installation of its MPI)")
+    if their_prefix is not None:  # its own lib comes first whatever the job exports
+        return said
     lib = os.path.join(prefix, "lib")
     if any("LD_LIBRARY_PATH" in line and lib in line for line in preamble or []):
         return ""
-    folder = shlex.quote(lib)
-    return (f"; under {ours} it loads {here}, not {measured} that its ranks loaded (another "
-            f"installation of its MPI): to run the measured one, put export "
-            f"LD_LIBRARY_PATH={folder}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}} in the cluster "
-            "file's preamble")
+    return (f"{said}: to run the measured one, put export LD_LIBRARY_PATH={shlex.quote(lib)}"
+            "${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} in the cluster file's preamble")
 
 
 def is_mpi_launcher(command: str) -> bool:

@@ -402,3 +402,41 @@ def test_a_cluster_srun_that_loads_another_mpi_than_the_measured_mpirun_gave_is_
     told = Cluster("test", launcher="srun", mpi="pmix",
                    preamble=[f"export LD_LIBRARY_PATH={lib}"])
     assert "it loads" not in measured_cluster(told, "slurm", measured, other)[1]
+
+
+def test_a_cluster_mpirun_of_another_installation_by_path_that_loads_another_mpi_is_said(
+        tmp_path):
+    """s40 review G6: a cluster file naming another Open MPI installation's mpirun by its path
+    never got the "loads another MPI" clause (any Open MPI mpirun by path was taken to load the
+    measured library). That mpirun puts its own prefix's lib first: the program loads that
+    installation's libmpi.so.40, not the measured one; an export cannot change it, so the fix
+    said is the measured launcher. A mpirun whose prefix holds no libmpi leaves the program's
+    own, which here is the measured one: nothing said of libraries."""
+    import os
+    import shutil
+
+    from tests.launch.fake_openmpi import fake_openmpi
+
+    app = fake_openmpi(tmp_path, "measured")  # RUNPATH: measured/lib
+    fake_openmpi(tmp_path, "other")
+    wrappers = {}
+    for name, extra in (("measured", b""), ("other", b"\0other"), ("bare", b"\0bare")):
+        wrapper = tmp_path / name / "bin" / "mpirun"  # relocating wrappers, as the wheel's
+        wrapper.parent.mkdir(parents=True)
+        wrapper.write_bytes(Path(os.path.realpath(shutil.which("true"))).read_bytes()
+                            + b"\0OPAL_PREFIX\0" + extra)
+        wrapper.chmod(0o755)
+        wrappers[name] = str(wrapper)
+    measured = {"launcher": "mpiexec", "command": wrappers["measured"],
+                "flavour": "OpenMpiMpirun", "args": [], "mpi": ""}
+    site = Cluster("test", launcher="mpiexec", mpiexec=wrappers["other"])
+    _, note = measured_cluster(site, "slurm", measured, f"{app} {{size}}")
+    assert (f"; under {wrappers['other']} it loads "
+            f"{tmp_path / 'other' / 'lib' / 'libmpi.so.40'}, not "
+            f"{tmp_path / 'measured' / 'lib' / 'libmpi.so.40'} that its ranks loaded (another "
+            "installation of its MPI); to launch it as measured set launcher = \"mpiexec\" and "
+            f"mpiexec = \"{wrappers['measured']}\" in the cluster file") in note, note
+    assert "LD_LIBRARY_PATH" not in note
+    bare = Cluster("test", launcher="mpiexec", mpiexec=wrappers["bare"])
+    _, note = measured_cluster(bare, "slurm", measured, f"{app} {{size}}")
+    assert note and "it loads" not in note, note
