@@ -338,16 +338,14 @@ def mpiexec_flavor(path: str) -> str:
 
 
 def library_version(path: str) -> str:
-    """The launcher's version line, e.g. ``"mpiexec Version: 4.2.0"``, for the fingerprint."""
+    """The launcher's version line, e.g. ``"mpiexec Version: 4.2.0"``, for the fingerprint
+    (:func:`~hpcds1mpi.launch.mpi_names.launcher_version_line`: never a help box's frame)."""
+    from hpcds1mpi.launch.mpi_names import launcher_version_line
+
     text = version_text(path)
     if text is None:  # cannot run: the fingerprint has said "unknown" for this since it began
         return "unknown"
-    name = os.path.basename(path)
-    for line in text.splitlines():
-        line = line.strip()
-        if line.startswith("Version:") or "Open MPI" in line or line.startswith("slurm"):
-            return f"{name} {line}"
-    return f"{name} " + (text.strip().splitlines() or ["unknown"])[0]
+    return f"{os.path.basename(path)} {launcher_version_line(text)}"
 
 
 def parse_args(text: str | None, what: str = "--launcher-args", script: bool = False

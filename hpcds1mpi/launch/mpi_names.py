@@ -87,5 +87,22 @@ def version_line(text: str) -> str:
     return ""
 
 
+#: A launcher's own version line among its ``--version`` lines: hydra's ``Version:``,
+#: Open MPI's and PRRTE's banners, Slurm's.
+_LAUNCHER_VERSION_MARK = re.compile(r"^Version:|Open MPI|OpenRTE|\(PRRTE\)|^slurm")
+#: A version number (4.1.4, 23.02.7), which a version line carries.
+_VERSION_NUMBER = re.compile(r"\d+\.\d+")
+
+
+def launcher_version_line(text: str) -> str:
+    """The version line of a launcher's ``--version`` ``text``: a marked line with a version
+    number, else the first line with one; never a help box's frame or words (s40: the PyPI
+    Open MPI 5 wheel's ``prterun``, which cannot find its help files, was recorded as its
+    box's line of dashes); "unknown" where no line gives a version."""
+    numbered = [line.strip() for line in text.splitlines() if _VERSION_NUMBER.search(line)]
+    return next((line for line in numbered if _LAUNCHER_VERSION_MARK.search(line)),
+                numbered[0] if numbered else "unknown")
+
+
 #: Where an interpreter's mpi4py extension is, asked without importing it (that starts MPI).
 MPI4PY_FILE = "import importlib.util as u; print(u.find_spec('mpi4py.MPI').origin)"

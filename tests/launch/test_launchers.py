@@ -137,6 +137,24 @@ def test_a_launcher_that_cannot_run_is_unknown_in_the_fingerprint(tmp_path):
     assert launchers.mpiexec_flavor(missing) == "hydra"
 
 
+def test_a_help_box_before_or_instead_of_the_version_is_not_the_version(tmp_path):
+    """s40: the PyPI Open MPI 5 wheel's prterun, which cannot find its help files, answers
+    --version with a help box framed by dashes; the fingerprint recorded the frame as the
+    launcher's version. The version line is the one with a version number; none: unknown."""
+    box = ("-" * 74 + "\nSorry!  You were supposed to get help about:\n    version\n"
+           "But I couldn't open the help file:\n    /opt/openmpi/share/prte/help-prterun.txt: "
+           "No such file or directory.\nSorry!\n" + "-" * 74 + "\n")
+    for name, text, expected in (
+            ("prterun", box, "prterun unknown"),
+            ("prte", box + "prte (PRRTE) 3.0.14\n\nReport bugs to: https://github.com/openpmix/"
+             "prrte\n", "prte prte (PRRTE) 3.0.14"),
+            ("mpiexec", "HYDRA build details:\n    Version:        4.2.0\n", "mpiexec Version:"
+             "        4.2.0")):
+        (tmp_path / name).write_text(f"#!/bin/sh\ncat <<'EOF'\n{text}EOF\n")
+        (tmp_path / name).chmod(0o755)
+        assert launchers.library_version(str(tmp_path / name)) == expected
+
+
 def test_one_scheduler_check_for_scripts_and_launchers():
     from hpcds1mpi.errors import ConfigError
 
