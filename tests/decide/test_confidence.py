@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
+
 from hpcds1mpi.decide.confidence import CALIBRATION_FILE, ConfidenceModel
 
 
@@ -133,3 +136,21 @@ def test_uncalibrated_confidence_is_a_probability_a_tie_inside_the_noise_is_not_
     # A calibrated map keeps its fitted logistic form.
     fitted = ConfidenceModel(coef=(0.0, -1.0, 0.5), calibrated=True)
     assert abs(fitted.predict([0.3], [0.0])[0] - 1 / (1 + 0.3)) < 1e-12
+
+
+def test_the_uncalibrated_z_is_an_input_a_calibration_may_map():
+    """s41: a calibration may map the uncalibrated probability's own z (monotone: its order of
+    the picks kept); Phi(z) is that probability."""
+    import math
+
+    from hpcds1mpi.decide.confidence import design, uncalibrated_confidence, uncalibrated_z
+
+    spread, margin, noise = np.array([0.1, 0.3, 0.05]), np.array([0.2, 0.0, 0.5]), \
+        np.array([np.nan, 0.4, 0.01])
+    z = uncalibrated_z(spread, margin, noise)
+    assert np.allclose(design(("uncalibrated_z",), spread, margin, noise)[:, 0], z)
+    assert np.allclose([0.5 * math.erfc(-v / math.sqrt(2)) for v in z],
+                       uncalibrated_confidence(spread, margin, noise))
+    assert z[1] == pytest.approx(math.log(1.05) / (math.sqrt(2) * 0.4))  # the noise, not spread
+    model = ConfidenceModel(coef=(0.0, 1.0), calibrated=True, inputs=("uncalibrated_z",))
+    assert np.all(np.diff(model.predict(spread, margin, noise)[np.argsort(z)]) > 0)
