@@ -9,6 +9,13 @@ nodes x 1 rank (s40 tester A8). :func:`slot_fill` gives the layout that runs, wi
 a launch that spreads its ranks itself (``--map-by node`` / ``ppr:``, ``--pernode``,
 ``--bynode``, hydra's ``-rr``, a ranks-per-node option) or takes a host file is left to the
 other readers.
+
+A host named twice in a host list is one node with a slot per mention, not two nodes (s41
+tester B10: ``mpirun -n 2 --host n1,n1`` was read as 2 nodes x 1 rank). Open MPI (4.1.4, in a
+1-node salloc) adds every mention's slots to the host's first: ``n1,n1`` is ``n1:2`` and
+``n1,n2,n1`` gives n1 ranks 0 and 1. Hydra (MPICH 4.0.2's ``-verbose``) joins only mentions
+side by side and fills the list as written: ``n1,n2,n1`` puts rank 1 on n2. Where the two
+place the ranks otherwise, the list is not read (a note says how to write it).
 """
 
 from __future__ import annotations
@@ -26,16 +33,42 @@ _FILLING = {"slot", "core", "hwthread", "socket", "package", "numa", "board", "l
 _SPREADING = ("pernode", "bynode", "rr", "hostfile")
 
 
-def _host_slots(value: str) -> list[int] | None:
-    """The slots of each host of a host list (``n1:2,n2``: [2, 1]); None where it is not one
-    written out (a variable left in it, a count that is no number)."""
+def _host_slots(value: str) -> list[tuple[str, int]] | None:
+    """(host, slots) of each item of a host list as written (``n1:2,n2``: [("n1", 2), ("n2",
+    1)]); None where it is not one written out (a variable left in it, a count that is no
+    number)."""
     slots = []
     for item in value.split(","):
         name, _, count = item.strip().partition(":")
         if not name or "$" in item or (count and not count.isdigit()):
             return None
-        slots.append(int(count) if count else 1)
+        slots.append((name, int(count) if count else 1))
     return slots
+
+
+def _joined(items: list[tuple[str, int]], anywhere: bool) -> list[tuple[str, int]]:
+    """``items`` with a host named again added to its first mention (Open MPI), or, where not
+    ``anywhere``, only to the mention just before it (hydra)."""
+    out: list[tuple[str, int]] = []
+    for name, count in items:
+        at = next((k for k, (n, _) in enumerate(out) if n == name), None) if anywhere else \
+            (len(out) - 1 if out and out[-1][0] == name else None)
+        if at is None:
+            out.append((name, count))
+        else:
+            out[at] = (name, out[at][1] + count)
+    return out
+
+
+def _filled(slots: list[tuple[str, int]], ranks: int) -> list[int]:
+    """The ranks each host of ``slots`` runs when ``ranks`` fill them in order, by host."""
+    per_host: dict[str, int] = {}
+    left = ranks
+    for name, slot in slots:
+        placed = min(slot, left)
+        per_host[name] = per_host.get(name, 0) + placed
+        left -= placed
+    return list(per_host.values())
 
 
 def _job_slots(nodes: int | None, tasks: int | None, per_node: int | None
@@ -64,16 +97,13 @@ def slot_fill(script: "JobScript", launch: "Launch", ranks: int, nodes: int | No
     if policy not in _FILLING:
         return None
     hosts = launch.options.get("host")
-    slots = _host_slots(hosts.value or "") if hosts is not None else \
-        _job_slots(nodes, tasks, per_node)
+    if hosts is not None:
+        return _host_list_fill(script, launch, hosts.value or "", ranks)
+    slots = _job_slots(nodes, tasks, per_node)
     if not slots or ranks > sum(slots):
         return None
-    counts, left = [], ranks
-    for slot in slots:
-        counts.append(min(slot, left))
-        left -= counts[-1]
-    used = [c for c in counts if c]
-    if hosts is None and len(used) < len(slots):
+    used = [c for c in _filled([(str(k), s) for k, s in enumerate(slots)], ranks) if c]
+    if len(used) < len(slots):
         script.note(f"line {launch.line}: {launch.launcher} -n {ranks} fills each node's "
                     f"{slots[0]} slot{'s' if slots[0] != 1 else ''} (its tasks per node) before "
                     f"the next: its ranks run on {len(used)} of the job's {len(slots)} nodes, "
@@ -81,3 +111,22 @@ def slot_fill(script: "JobScript", launch: "Launch", ranks: int, nodes: int | No
                     f"{-(-ranks // len(slots))}:node (Open MPI) or -ppn "
                     f"{-(-ranks // len(slots))} (hydra)")
     return len(used), max(used)
+
+
+def _host_list_fill(script: "JobScript", launch: "Launch", value: str,
+                    ranks: int) -> tuple[int, int] | None:
+    """(nodes, ranks on the fullest) of ``ranks`` filling host list ``value`` as Open MPI and
+    hydra both fill it; None (with a note where they differ) otherwise."""
+    items = _host_slots(value)
+    if not items or ranks > sum(n for _, n in items):
+        return None
+    open_mpi, hydra = (_filled(_joined(items, anywhere), ranks) for anywhere in (True, False))
+    readings = {(len([c for c in f if c]), max(f)) for f in (open_mpi, hydra)}
+    if len(readings) > 1:
+        hosts = _joined(items, anywhere=True)
+        script.note(f"line {launch.line}: {launch.launcher}'s host list {value[:80]} names a host "
+                    "twice apart, which Open MPI and hydra fill otherwise: its layout is not "
+                    "read from it; write each host once with its slots ("
+                    + ",".join(f"{n}:{c}" for n, c in hosts) + ")")
+        return None
+    return readings.pop()

@@ -47,3 +47,21 @@ def test_one_task_per_node_and_srun_spread_as_before():
     assert srun.layout() == (2, 1, 1)
     pbs = read_script("#!/bin/bash\n#PBS -l select=2:ncpus=2:mpiprocs=2\nmpirun -n 2 ./a\n")
     assert pbs.layout() == (1, 2, 1)
+
+
+@pytest.mark.parametrize("options, layout", [
+    ("--host n1,n1 -n 2", (1, 2, 1)), ("-H n1,n1,n2 -n 3", (2, 2, 1)),
+    ("-hosts n1,n1:1 -n 2", (1, 2, 1)), ("--host n1,n2,n1 -n 3", (2, 2, 1))])
+def test_a_host_named_twice_is_one_node_with_a_slot_per_mention(options, layout):
+    """s41 tester B10: `mpirun -n 2 --host n1,n1` was read as 2 nodes x 1 rank; Open MPI
+    4.1.4 (in a 1-node salloc) and hydra (MPICH 4.0.2) run both ranks on n1."""
+    script = read_script(O4.replace("-n 2", options))
+    assert script.layout() == layout, options
+
+
+def test_a_host_named_twice_apart_is_not_read_where_open_mpi_and_hydra_differ():
+    """``n1,n2,n1 -n 2``: Open MPI puts both ranks on n1, hydra one on n1 and one on n2."""
+    script = read_script(O4.replace("-n 2", "--host n1,n2,n1 -n 2"))
+    assert ("line 6: mpirun's host list n1,n2,n1 names a host twice apart, which Open MPI and "
+            "hydra fill otherwise: its layout is not read from it; write each host once with "
+            "its slots (n1:2,n2:1)") in script.notes, script.notes
