@@ -291,10 +291,15 @@ def unchecked_launcher(program: list[str], launcher, unknown: str) -> str:
 def ignored_mpiexec(launcher, cluster) -> str:
     """The note where the cluster file's ``mpiexec`` goes unused: it names no ``launcher``,
     so a Slurm script launches with srun (s36 tester M2: a refusal's fix "set mpiexec = ..."
-    was followed and silently ignored)."""
+    was followed and silently ignored), or its ``launcher = "srun"`` does (s41 tester B11: that
+    was said as "it names no launcher", with the fix to add the key it has)."""
     mpiexec = getattr(cluster, "mpiexec", None) if cluster is not None else None
     if not mpiexec or getattr(launcher, "name", "") != "srun":
         return ""
+    if getattr(cluster, "launcher", "") == "srun":
+        return (f"the cluster file's mpiexec = {mpiexec!r} is not used: its launcher = "
+                "\"srun\" launches the script; to launch with that mpiexec set launcher = "
+                "\"mpiexec\" instead, or drop mpiexec")
     return (f"the cluster file's mpiexec = {mpiexec!r} is not used: it names no launcher, so "
             "the script launches with srun; to launch with that mpiexec set launcher = "
             "\"mpiexec\" too")
