@@ -149,6 +149,8 @@ class Cluster:
     mpiexec: str = ""
     launcher_args: str = ""
     preamble: list[str] = field(default_factory=list)
+    #: The cluster file it was read from ("" where none was), for refusals naming its keys.
+    file: str = field(default="", compare=False)
 
     def partition(self, name: str | None = None) -> Partition:
         if name is None:
@@ -178,7 +180,7 @@ def load_clusters(path: str | os.PathLike) -> dict[str, Cluster]:
     for cname, table in cluster_tables(doc, path).items():
         partitions = {pname: Partition(name=pname, **ptable)
                       for pname, ptable in table.pop("partitions").items()}
-        clusters[cname] = Cluster(name=cname, partitions=partitions, **table)
+        clusters[cname] = Cluster(name=cname, partitions=partitions, file=path, **table)
     return clusters
 
 

@@ -244,7 +244,13 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     MPI on this PATH (qsub does not pass this PATH to the job, whose own may differ: s31
     review), said rather than refused as for sbatch, which passes it; a bare launcher whose
     file the cluster file's modules choose where that cannot be told here, and a cluster
-    file's ``mpiexec`` that its srun leaves unused (s36 tester M1, M2)."""
+    file's ``mpiexec`` that its srun leaves unused (s36 tester M1, M2). A cluster file's
+    ``mpiexec`` path that is no executable file here is refused
+    (:mod:`hpcds1mpi.launch.cluster_mpiexec`)."""
+    from hpcds1mpi.launch.cluster_mpiexec import ignored_mpiexec, missing_mpiexec
+
+    if missing := missing_mpiexec(launcher, cluster):  # the job would exit 127 (s41 B12)
+        raise ConfigError(missing)
     # A bare mpiexec is looked up on the PATH the job has: this one, after the cluster file's
     # preamble and modules as the module system here gives it (s36 tester M1); None: unknown.
     path, unknown = job_launch_path(cluster)
@@ -286,23 +292,6 @@ def unchecked_launcher(program: list[str], launcher, unknown: str) -> str:
            else f"give the path of its launcher as mpiexec in the cluster file")
     return (f"{said}; the program is linked against {FAMILY_NAMES[found.family]} "
             f"({found.evidence}): to launch it with a known launcher of that family, {fix}")
-
-
-def ignored_mpiexec(launcher, cluster) -> str:
-    """The note where the cluster file's ``mpiexec`` goes unused: it names no ``launcher``,
-    so a Slurm script launches with srun (s36 tester M2: a refusal's fix "set mpiexec = ..."
-    was followed and silently ignored), or its ``launcher = "srun"`` does (s41 tester B11: that
-    was said as "it names no launcher", with the fix to add the key it has)."""
-    mpiexec = getattr(cluster, "mpiexec", None) if cluster is not None else None
-    if not mpiexec or getattr(launcher, "name", "") != "srun":
-        return ""
-    if getattr(cluster, "launcher", "") == "srun":
-        return (f"the cluster file's mpiexec = {mpiexec!r} is not used: its launcher = "
-                "\"srun\" launches the script; to launch with that mpiexec set launcher = "
-                "\"mpiexec\" instead, or drop mpiexec")
-    return (f"the cluster file's mpiexec = {mpiexec!r} is not used: it names no launcher, so "
-            "the script launches with srun; to launch with that mpiexec set launcher = "
-            "\"mpiexec\" too")
 
 
 def check_launch_path(program: list[str], launcher, cluster, hint: str, scheduler: str,

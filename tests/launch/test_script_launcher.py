@@ -441,17 +441,3 @@ def test_a_cluster_mpirun_of_another_installation_by_path_that_loads_another_mpi
     _, note = measured_cluster(bare, "slurm", measured, f"{app} {{size}}")
     assert note and "it loads" not in note, note
 
-
-def test_an_mpiexec_left_unused_by_the_files_own_srun_launcher_is_said_so():
-    """s41 tester B11: with ``launcher = "srun"`` and an ``mpiexec``, the note said the file
-    "names no launcher" and to set launcher = "mpiexec" "too"."""
-    from hpcds1mpi.launch.script_launcher import ignored_mpiexec
-
-    site = Cluster("site", launcher="srun", mpiexec="/opt/mpi/bin/mpiexec")
-    said = ignored_mpiexec(for_script("slurm", site), site)
-    assert said == ("the cluster file's mpiexec = '/opt/mpi/bin/mpiexec' is not used: its "
-                    'launcher = "srun" launches the script; to launch with that mpiexec set '
-                    'launcher = "mpiexec" instead, or drop mpiexec'), said
-    assert "names no launcher" in ignored_mpiexec(
-        for_script("slurm", Cluster("site", mpiexec="/opt/mpi/bin/mpiexec")),
-        Cluster("site", mpiexec="/opt/mpi/bin/mpiexec"))

@@ -1,0 +1,67 @@
+"""The cluster file's mpiexec as a job script's launcher: left unused by srun, or not there."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.cluster import Cluster, load_cluster
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.launchers import for_script
+from hpcds1mpi.launch.script_launcher import check_launch
+
+CLUSTER = """[clusters.lab]
+launcher = "{launcher}"
+mpiexec = "{mpiexec}"
+[clusters.lab.partitions.local]
+cores_per_node = 2
+memory_gb = 25.3
+max_nodes = 2
+"""
+
+
+def test_an_mpiexec_left_unused_by_the_files_own_srun_launcher_is_said_so():
+    """s41 tester B11: with ``launcher = "srun"`` and an ``mpiexec``, the note said the file
+    "names no launcher" and to set launcher = "mpiexec" "too"."""
+    from hpcds1mpi.launch.cluster_mpiexec import ignored_mpiexec
+
+    site = Cluster("site", launcher="srun", mpiexec="/opt/mpi/bin/mpiexec")
+    said = ignored_mpiexec(for_script("slurm", site), site)
+    assert said == ("the cluster file's mpiexec = '/opt/mpi/bin/mpiexec' is not used: its "
+                    'launcher = "srun" launches the script; to launch with that mpiexec set '
+                    'launcher = "mpiexec" instead, or drop mpiexec'), said
+    assert "names no launcher" in ignored_mpiexec(
+        for_script("slurm", Cluster("site", mpiexec="/opt/mpi/bin/mpiexec")),
+        Cluster("site", mpiexec="/opt/mpi/bin/mpiexec"))
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
+@pytest.mark.parametrize("what, why, code", [
+    ("missing", "does not exist", 127), ("folder", "is a folder", 126),
+    ("plain", "is not executable", 126)])
+def test_a_cluster_files_mpiexec_that_is_no_executable_here_is_refused(tmp_path, scheduler,
+                                                                       what, why, code):
+    """s41 tester B12: ``mpiexec = "/nonexistent/bin/mpirun"`` was written into the script
+    with only a note that the program "may run otherwise" under it; the job exits 127."""
+    paths = {"missing": tmp_path / "nonexistent" / "mpirun", "folder": tmp_path,
+             "plain": tmp_path / "mpirun.txt"}
+    paths["plain"].write_text("not a launcher\n")
+    file = tmp_path / "lab.toml"
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec=paths[what]))
+    cluster = load_cluster(file)
+    with pytest.raises(ConfigError) as err:
+        check_launch(["./app"], for_script(scheduler, cluster), cluster, scheduler=scheduler)
+    assert str(err.value) == (
+        f"{file}: mpiexec = '{paths[what]}' of cluster 'lab' {why} on this machine, so the "
+        f"job would stop at its launch line (exit {code}); set mpiexec to the path of the "
+        "site's launcher (`which mpiexec` on a node), or drop it to launch with the mpiexec "
+        "the job's PATH finds")
+
+
+def test_an_mpiexec_srun_leaves_unused_or_a_bare_name_is_not_refused(tmp_path):
+    from hpcds1mpi.launch.cluster_mpiexec import missing_mpiexec
+
+    for launcher, mpiexec in (("srun", tmp_path / "none"), ("mpiexec", "mpirun.none")):
+        file = tmp_path / "c.toml"
+        file.write_text(CLUSTER.format(launcher=launcher, mpiexec=mpiexec))
+        cluster = load_cluster(file)
+        assert missing_mpiexec(for_script("slurm", cluster), cluster) == ""
