@@ -430,7 +430,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                               else picked_part.name != partition.name) else None,
                     picked_part.cores_per_node)
     layout = replace(layout, memory_mib=rewritten_memory_mib(  # as recommend asks (s40 D12)
-        script, advice.recommended.mem_need_mib, picked_part, cfg.nodes, cfg.ranks_per_node))
+        script, advice.recommended.mem_need_mib, picked_part, cfg.nodes, cfg.ranks_per_node,
+        cfg.threads))
     advice.warnings += memory_warnings(script, advice.asked.mem_need_mib, partition,
                                        advice.asked.text(), asked_cfg.ranks_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks

@@ -7,7 +7,9 @@ tester D12). Now the script's ask is read (``--mem``, or ``--mem-per-cpu`` x its
 node: the ranks per node of the layout advise read, ``--ntasks`` or ``--ntasks-per-node``, x
 ``--cpus-per-task``), a warning says when it is below the predicted need of the script's layout, and
 ``--rewrite`` raises a ``--mem`` below the need of the layout it writes to what ``recommend``
-would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`). A PBS script's limits —
+would ask (:func:`~hpcds1mpi.launch.directives.memory_request_mib`), and a ``--mem-per-cpu``
+to that over the CPUs the rewritten script gives a node (s41 tester B8: it was kept, and the
+warning's fix was a ``--mem``, which sbatch refuses beside it). A PBS script's limits —
 ``mem`` / ``vmem`` in its select chunks or job-wide, ``pmem`` / ``pvmem`` per rank
 (:mod:`hpcds1mpi.launch.pbs_memory`) — are judged alike, the smallest first, and ``--rewrite``
 raises in PBS's syntax each that leaves a host of the layout it writes below its need (before,
@@ -102,18 +104,32 @@ def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition"
         return out
     fix = " and ".join(f"{'-l ' if a.option.name.startswith('l:') else 'select ...:'}"
                        f"{a.resource}={a.raised(request)}" for a in pbs
-                       if a.mib is not None and a.mib < need_mib) if pbs else f"--mem={request}M"
+                       if a.mib is not None and a.mib < need_mib) if pbs else \
+        _slurm_fix(script, request, ranks_per_node)
     return out + [f"the script asks {how} = {asked:.0f} MiB per node, below the predicted "
                   f"need of {need_mib:.0f} MiB per node of {layout}: a site that enforces it "
                   f"kills the job; ask {fix} (the need x {MEMORY_MARGIN:g}, at least "
                   f"{MEMORY_FLOOR_MIB:.0f} MiB more, as recommend writes it)"]
 
 
+def _slurm_fix(script: "JobScript", request: int, ranks_per_node: int) -> str:
+    """The Slurm option asking ``request`` MiB per node in the script's own terms: its
+    ``--mem-per-cpu`` over the CPUs Slurm gives a node (a ``--mem`` beside it, as the
+    warning said before, sbatch refuses: the two are mutually exclusive), else ``--mem``."""
+    if _asked_option_mib(script, "mem")[1] is None and \
+            _asked_option_mib(script, "mem-per-cpu")[1] is not None:
+        cpus = _slurm_cpus_per_node(script, ranks_per_node)
+        return f"--mem-per-cpu={-(-int(request) // cpus)}M"
+    return f"--mem={request}M"
+
+
 def rewritten_memory_mib(script: "JobScript", need_mib: float, partition: "Partition",
-                         nodes: int = 1, ranks_per_node: int = 1) -> int | None:
+                         nodes: int = 1, ranks_per_node: int = 1, threads: int = 1) -> int | None:
     """The memory per node (MiB) ``--rewrite`` gives a layout of ``nodes`` x
-    ``ranks_per_node`` needing ``need_mib``: what recommend asks for that need, where the
-    script's ``--mem``, or a PBS limit as the rewrite leaves it
+    ``ranks_per_node`` x ``threads`` needing ``need_mib``: what recommend asks for that need,
+    where the script's ``--mem``, its ``--mem-per-cpu`` over the CPUs the rewritten script
+    gives a node (its ranks x threads: s41 tester B8, it was kept below the need advise had
+    just warned of), or a PBS limit as the rewrite leaves it
     (:func:`~hpcds1mpi.launch.pbs_memory.rewritten_asks`), is below it; None: the script's
     stay."""
     from hpcds1mpi.errors import ConfigError
@@ -125,7 +141,10 @@ def rewritten_memory_mib(script: "JobScript", need_mib: float, partition: "Parti
     if script.scheduler == "pbs":
         short = any(a.mib < need_mib for a in rewritten_asks(script, nodes, ranks_per_node))
     else:
-        asked, mem = _asked_option_mib(script, "mem")  # only a --mem is rewritten
+        asked, mem = _asked_option_mib(script, "mem")
+        if mem is None:  # per CPU, as the rewritten script's CPUs per node count it
+            asked, mem = _asked_option_mib(script, "mem-per-cpu")
+            asked = None if asked is None else asked * ranks_per_node * threads
         short = mem is not None and asked is not None and asked < need_mib
     if not short:
         return None

@@ -57,7 +57,7 @@ class Layout:
     time_s: int | None = None
     partition: str | None = None
     cores_per_node: int | None = None  # where Open MPI's ranks get T cores each, or none
-    memory_mib: int | None = None  # a --mem raised to the predicted need's request, or none
+    memory_mib: int | None = None  # per node: a --mem (--mem-per-cpu) raised to the need's ask
 
 
 def _gpu_value(value: str, option: str, count: int) -> str:
@@ -125,6 +125,9 @@ def _slurm(e: Edits, script: "JobScript", to: Layout) -> None:
             new.append(f"--time={format_slurm_time(to.time_s)}")
     if to.memory_mib and "mem" in d:  # only a --mem below the need is raised (s40 D12)
         e.put(d["mem"], f"{to.memory_mib}M", "--mem")
+    elif to.memory_mib and "mem-per-cpu" in d:  # over the CPUs it gives a node (s41 B8)
+        cpus = to.ranks_per_node * to.threads  # --ntasks-per-node x --cpus-per-task written
+        e.put(d["mem-per-cpu"], f"{-(-to.memory_mib // cpus)}M", "--mem-per-cpu")
     if to.partition and "partition" in d:
         e.put(d["partition"], to.partition, "--partition")
     elif to.partition:  # the job would go to the default partition, not the one advised

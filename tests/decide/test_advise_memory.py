@@ -135,3 +135,22 @@ def test_a_pbs_script_asking_enough_or_nothing_keeps_its_memory(bundle, places):
         assert not [w for w in a.warnings if "predicted need" in w], a.warnings
         assert ("mem=200gb" in a.rewritten) == bool(chunk)
         assert "mem=" not in a.rewritten.replace("mem=200gb", "")  # none added or raised
+
+
+def test_a_per_cpu_ask_below_the_need_is_raised_per_cpu_and_passes_advise_again(bundle,
+                                                                                places):
+    """s41 tester B8: the warning said to ask a --mem (which sbatch refuses beside a
+    --mem-per-cpu), and --rewrite kept the --mem-per-cpu it had just warned kills the job, so
+    advise then warned of its own rewritten script."""
+    a = advise(SCRIPT.format(mem="#SBATCH --mem-per-cpu=1M\n"), bundle, places,
+               model_dir=DEFAULT_MODEL)
+    part = next(p for _, p in places if p.name == "standard")
+    request = memory_request_mib(a.asked.mem_need_mib, part.memory_gb)
+    said = [w for w in a.warnings if "--mem-per-cpu=1M (line 6) x 2 CPUs per node" in w]
+    assert said and f"ask --mem-per-cpu={-(-request // 2)}M (the need" in said[0], a.warnings
+    new = memory_request_mib(a.recommended.mem_need_mib, part.memory_gb)
+    cfg = a.recommended.config
+    assert f"#SBATCH --mem-per-cpu={-(-new // (cfg.ranks_per_node * cfg.threads))}M\n" in \
+        a.rewritten, a.rewritten
+    again = advise(a.rewritten, bundle, places, model_dir=DEFAULT_MODEL)
+    assert not [w for w in again.warnings if "predicted need" in w], again.warnings

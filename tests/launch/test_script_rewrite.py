@@ -429,3 +429,16 @@ def test_a_program_that_sets_its_own_threads_gets_no_export_for_one():
     """hpcds1mpi run's --threads sets its threads: nothing to add at one thread."""
     text = "#!/bin/bash\n#SBATCH --ntasks=4\nsrun hpcds1mpi run gemm --size 512\n"
     assert "OMP_NUM_THREADS" not in rewrite(read_script(text), Layout(1, 2, 1))[0]
+
+
+def test_a_per_cpu_memory_is_raised_per_cpu_of_the_rewritten_node():
+    """s41 tester B8: only a --mem was raised; a --mem-per-cpu below the need stayed. It is
+    now the layout's memory per node over the CPUs the rewritten script gives a node."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n#SBATCH -n 2\n#SBATCH -c 2\n"
+                         "#SBATCH --mem-per-cpu=1M\n#SBATCH -t 10\nsrun ./app\n")
+    text, _ = rewrite(script, Layout(1, 2, 1, memory_mib=1035))
+    assert "#SBATCH --mem-per-cpu=518M\n" in text and "#SBATCH -c 1\n" in text, text
+    text, _ = rewrite(script, Layout(1, 1, 3, memory_mib=1035))
+    assert "#SBATCH --mem-per-cpu=345M\n" in text, text
+    text, _ = rewrite(script, Layout(1, 2, 1))  # enough: kept
+    assert "#SBATCH --mem-per-cpu=1M\n" in text
