@@ -96,6 +96,7 @@ def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition"
     pbs = memory_asks(script, ranks_per_node)
     out = unreadable_sizes(pbs)
     asked, how = asked_memory_mib(script, ranks_per_node)
+    out += _above_node(script, asked, how, partition, ranks_per_node)
     if asked is None or not math.isfinite(need_mib) or need_mib <= 0 or asked >= need_mib:
         return out
     try:
@@ -110,6 +111,22 @@ def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition"
                   f"need of {need_mib:.0f} MiB per node of {layout}: a site that enforces it "
                   f"kills the job; ask {fix} (the need x {MEMORY_MARGIN:g}, at least "
                   f"{MEMORY_FLOOR_MIB:.0f} MiB more, as recommend writes it)"]
+
+
+def _above_node(script: "JobScript", asked: float | None, how: str, partition: "Partition",
+                ranks_per_node: int) -> list[str]:
+    """The warning for a Slurm script asking more memory per node than a node of
+    ``partition`` has, which sbatch refuses (s41 tester B9: ``--mem=1T`` on a 4 GB partition
+    was not said); [] otherwise."""
+    node_mib = float(getattr(partition, "memory_gb", 0) or 0) * 1000.0  # Slurm's GB: 1000 MiB
+    if script.scheduler != "slurm" or asked is None or not node_mib or asked <= node_mib:
+        return []
+    most = (f"--mem-per-cpu={int(node_mib // _slurm_cpus_per_node(script, ranks_per_node))}M"
+            if how.startswith("--mem-per-cpu") else f"--mem={int(node_mib)}M")
+    return [f"the script asks {how} = {asked:.0f} MiB per node, above the {node_mib:.0f} MiB "
+            f"a node of partition {partition.name!r} has: sbatch refuses the job (\"Requested "
+            f"node configuration is not available\"); ask at most {most}, or use a partition "
+            "with more memory"]
 
 
 def _slurm_fix(script: "JobScript", request: int, ranks_per_node: int) -> str:

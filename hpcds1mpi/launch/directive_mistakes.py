@@ -6,7 +6,8 @@ directive's value, which it never expands.
 (``"$NNODES" is not a valid node count``) and ``--job-name=run_$X`` names the job ``run_$X``.
 A value it parses (counts, times, memory, GPUs, a partition) is refused in one line; a value it
 keeps as written (a name, a path, an export list) gets a note (s29 tester D9). A time limit it
-cannot parse is refused the same way (``check_time_form``, s35 tester T8).
+cannot parse is refused the same way (``check_time_form``, s35 tester T8), and so is a memory
+size sbatch refuses (``memory_forms.py``, s41 tester B9).
 """
 
 from __future__ import annotations
@@ -74,6 +75,15 @@ def check_time_form(script: "JobScript", opt: "Option", magic: str) -> None:
     raise ConfigError(f"line {opt.line}: {magic} {_spelled(opt, script.scheduler)[:80]}: "
                       f"{_TOOL[script.scheduler]} refuses this time limit ({refusal}); write "
                       f"{SLURM_FORMS if slurm else PBS_FORMS}")
+
+
+def check_value_form(script: "JobScript", opt: "Option", magic: str) -> None:
+    """Refuse a directive value the scheduler refuses: a time limit (:func:`check_time_form`)
+    or a Slurm memory size (:func:`~hpcds1mpi.launch.memory_forms.check_memory_form`)."""
+    from hpcds1mpi.launch.memory_forms import check_memory_form
+
+    check_time_form(script, opt, magic)
+    check_memory_form(script, opt, magic)
 
 
 #: Ranges of line numbers a note lists; past them it says how many lines more.

@@ -69,9 +69,11 @@ def _megabytes(text: str) -> float | None:
 
 
 def mem_option_mb(value: str) -> float | None:
-    """``--mem``'s value (``3000``, ``3000M``, ``3G``, ``3GB``) in MB; None for no number."""
-    value = value.strip().upper().removesuffix("B")
-    return _megabytes(value[:-1] if value.endswith("M") else value)
+    """``--mem``'s value (``3000``, ``3000M``, ``3G``, ``3GB``) in MB (MiB) as sbatch reads it;
+    None where sbatch refuses it (``0.02G`` had been read as 20 MiB: s41 tester B9)."""
+    from hpcds1mpi.launch.memory_forms import slurm_memory_mib
+
+    return slurm_memory_mib(value)
 
 
 def parse_partitions(text: str) -> dict[str, tuple[PartitionLimits, bool, str]]:

@@ -29,7 +29,7 @@ import os
 import re
 
 from hpcds1mpi.errors import ConfigError
-from hpcds1mpi.launch.directive_mistakes import (check_time_form, check_unexpanded,
+from hpcds1mpi.launch.directive_mistakes import (check_unexpanded, check_value_form,
                                                  late_directives_note)
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
 from hpcds1mpi.launch.foreign_schedulers import READ_HERE, check_scheduler
@@ -100,7 +100,7 @@ def _read_directives(script: JobScript, lines) -> int:
             options = pbs_options(tokens, number)
         for opt in options:
             check_unexpanded(script, opt, magic)  # each occurrence: sbatch refuses the first
-            check_time_form(script, opt, magic)
+            check_value_form(script, opt, magic)  # a time or memory sbatch refuses
             if opt.name:
                 script.directives[opt.name] = opt  # the last one counts, as getopt's
             else:

@@ -154,3 +154,19 @@ def test_a_per_cpu_ask_below_the_need_is_raised_per_cpu_and_passes_advise_again(
         a.rewritten, a.rewritten
     again = advise(a.rewritten, bundle, places, model_dir=DEFAULT_MODEL)
     assert not [w for w in again.warnings if "predicted need" in w], again.warnings
+
+
+def test_a_script_asking_more_memory_than_a_node_has_is_warned(bundle, places):
+    """s41 tester B9: --mem=1T on a partition of 4 GB nodes was not said; sbatch refuses the
+    job ("Requested node configuration is not available")."""
+    part = next(p for _, p in places if p.name == "standard")
+    node = int(part.memory_gb * 1000)
+    a = advise(SCRIPT.format(mem=f"#SBATCH --mem={node + 1}M\n"), bundle, places,
+               model_dir=DEFAULT_MODEL)
+    assert f"the script asks --mem={node + 1}M (line 6) = {node + 1} MiB per node, above the " \
+           f"{node} MiB a node of partition 'standard' has: sbatch refuses the job " \
+           f"(\"Requested node configuration is not available\"); ask at most --mem={node}M" \
+           ", or use a partition with more memory" in a.warnings, a.warnings
+    fits = advise(SCRIPT.format(mem=f"#SBATCH --mem={node}M\n"), bundle, places,
+                  model_dir=DEFAULT_MODEL)
+    assert not [w for w in fits.warnings if "sbatch refuses the job" in w], fits.warnings

@@ -122,3 +122,27 @@ def test_a_time_limit_is_refused_where_sbatch_refuses_it(slurm, tmp_path):
             assert refused and str(exc).startswith("line 3: #SBATCH --time="), (value, exc)
             continue
         assert not refused, value
+
+
+def test_a_memory_size_is_refused_where_sbatch_refuses_it(slurm, tmp_path):
+    """s41 tester B9: --mem=-5, 10Mi and 0.02G were read as no ask or as 20 MiB, while sbatch
+    refuses each. Each value: sbatch --test-only refuses the script exactly where the reader
+    does, in one line naming the directive."""
+    from hpcds1mpi.errors import ConfigError
+    from tests.launch.test_memory_forms import SBATCH_REFUSES, SBATCH_TAKES
+
+    for value in [v for v in [*SBATCH_TAKES, *SBATCH_REFUSES] if v and " " not in v]:
+        text = f"#!/bin/bash\n#SBATCH --partition=debug\n#SBATCH --mem={value}\nsrun ./app\n"
+        path = tmp_path / "m.sbatch"
+        path.write_text(text)
+        res = slurm.cmd(["sbatch", "--test-only", "--output=/dev/null", str(path)],
+                        check=False, cwd=tmp_path)
+        refused = "Invalid --mem specification" in res.stderr
+        assert refused or res.returncode == 0 or "node configuration" in res.stderr, \
+            (value, res.stderr)
+        try:
+            read_script(text)
+        except ConfigError as exc:
+            assert refused and str(exc).startswith("line 3: #SBATCH --mem="), (value, exc)
+            continue
+        assert not refused, value
