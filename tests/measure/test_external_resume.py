@@ -99,6 +99,14 @@ def test_the_same_words_quoted_another_way_resume_and_other_words_do_not(tmp_pat
             check_resumed(str(out), "./app {size} {a,b} end", Readings.of(), "br")
 
 
+def _measured_under(out, program, launch):
+    """An empty telemetry file of ``program`` whose sweep recorded the launcher ``launch``."""
+    writer = telemetry.TelemetryWriter(out, attrs={
+        "plan": json.dumps({"command": program, "label": "scf"}), "launch": json.dumps(launch)})
+    writer.open()
+    writer.close()
+
+
 def test_a_resume_under_another_launcher_is_refused_and_under_the_same_goes_on(tmp_path):
     """s40 tester A7: `--resume` with another --mpiexec measured nothing ("8 already done"):
     the runs' ids do not hold the launcher."""
@@ -106,11 +114,7 @@ def test_a_resume_under_another_launcher_is_refused_and_under_the_same_goes_on(t
     recorded = {"launcher": "mpiexec", "command": "/venv/bin/mpirun", "flavour": "OpenMpiMpirun",
                 "args": [], "mpi": "", "time_regex": "", "fom_regex": "", "ranks_regex": "",
                 "output_file": "", "fail_regex": ""}
-    writer = telemetry.TelemetryWriter(out, attrs={
-        "plan": json.dumps({"command": program, "label": "scf"}),
-        "launch": json.dumps(recorded)})
-    writer.open()
-    writer.close()
+    _measured_under(out, program, recorded)
     check_resumed(str(out), program, Readings.of(), "scf", launched=dict(recorded))
     check_resumed(str(out), program, Readings.of(), "scf")  # tune: no launcher to compare
     for now, words in (
@@ -126,10 +130,7 @@ def test_a_resume_under_another_launcher_is_refused_and_under_the_same_goes_on(t
             "what this sweep's mean: rerun with the same " in str(caught.value)
     # a file from before the launcher was recorded: resumed as before, whatever launches now
     old = {k: v for k, v in recorded.items() if k not in ("launcher", "command", "args", "mpi")}
-    writer = telemetry.TelemetryWriter(tmp_path / "old.h5", attrs={
-        "plan": json.dumps({"command": program, "label": "scf"}), "launch": json.dumps(old)})
-    writer.open()
-    writer.close()
+    _measured_under(tmp_path / "old.h5", program, old)
     check_resumed(str(tmp_path / "old.h5"), program, Readings.of(), "scf",
                   launched={**recorded, "launcher": "srun", "command": "srun"})
 
@@ -149,11 +150,7 @@ def test_a_resume_under_a_copy_of_the_launchers_bytes_goes_on(tmp_path):
     recorded = {"launcher": "mpiexec", "command": str(own), "flavour": "HydraMpiexec",
                 "args": [], "mpi": "", "time_regex": "", "fom_regex": "", "ranks_regex": "",
                 "output_file": "", "fail_regex": ""}
-    writer = telemetry.TelemetryWriter(out, attrs={
-        "plan": json.dumps({"command": program, "label": "scf"}),
-        "launch": json.dumps(recorded)})
-    writer.open()
-    writer.close()
+    _measured_under(out, program, recorded)
     check_resumed(str(out), program, Readings.of(), "scf",
                   launched={**recorded, "command": str(copy)})
     copy.write_bytes(copy.read_bytes() + b"\0")  # another launcher's bytes: refused
