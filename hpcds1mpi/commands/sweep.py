@@ -102,7 +102,9 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--command", "--program", "program", default=None,  # --program: tune's name
               help="Your MPI program; placeholders {size} {nodes} {ranks} {ranks_per_node} "
                    "{threads} {precision} {device}.")
-@click.option("--label", default=None, help="Workload name for --command.")
+@click.option("--label", default=None,
+              help="Workload name for --command (default: its program's file name, as a label "
+                   "holds it: 'my app' is my_app).")
 @click.option("--fom-regex", default=None, help="Regex whose first group is a figure of merit.")
 @click.option("--time-regex", default=None,
               help="Regex whose first group is the program's own time (s): it becomes "
@@ -226,8 +228,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         from hpcds1mpi.measure.readings import Readings
         from hpcds1mpi.measure.setup_command import check_setup
 
+        label, label_said = _program_label(program, label, out if resume else None)
+        say = _saying_first(label_said)
         plan = build_external_plan(
-            program, label or "external", sizes=sizes, nodes=nodes,
+            program, label, sizes=sizes, nodes=nodes,
             ranks_per_node=ranks_per_node, threads=threads, devices=devices,
             precisions=precisions, partition=part, valid_only=bool(valid_only),
             timeout=timeout, seed=seed, snapshot_every=snapshot_every,
@@ -250,6 +254,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         if plan.cap_note:  # --min-time alone lifted the cap (s38 tester B6)
             click.echo(f"note: {plan.cap_note}", err=True)
         if list_only:
+            say()
             _print_list(plan, None, program=True)
             return
         summary = external.run_external(
@@ -257,7 +262,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             setup=setup,
             progress=not no_progress,  # hides the bar only: what the pre-flight found and
             # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
-            say=lambda line: click.echo(f"hpcds1mpi sweep: {line}", err=True))
+            say=say)
+        say()
         click.echo(_summary_line(summary, out), err=True)
         _refuse_all_failed(summary, out)
         return
@@ -293,6 +299,37 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
     summary = run_inprocess(comm, plan, out, part, resume=resume, progress=not no_progress)
     if summary:
         click.echo(_summary_line(summary, out), err=True)
+
+
+def _program_label(program: str, label: str | None, resumed: str | None
+                   ) -> tuple[str, list[str]]:
+    """The workload label of ``--command`` and the line saying it: ``--label`` (no line),
+    else the one the ``--resume`` -d file ran this command under, else the program's file
+    name, as ``tune`` names it (s41 tester A1: every program had been ``external``,
+    silently). The line is said with the sweep's first word, so that a refusal stays one."""
+    from hpcds1mpi.launch.program_label import program_label
+    from hpcds1mpi.launch.script_placeholders import split_command
+    from hpcds1mpi.measure.external_resume import resumed_label
+
+    if label is None and resumed and (recorded := resumed_label(resumed, program)):
+        return recorded, [f"workload label {recorded!r}, as {resumed} records this command: "
+                          "give --label NAME for another"]
+    said: list[str] = []
+    built = program_label(split_command(program), label, said.append)
+    if label is None and not said:
+        said.append(f"workload label {built!r}, the program's file name: give --label NAME "
+                    "for another")
+    return built, said
+
+
+def _saying_first(pending: list[str]):
+    """A ``say`` that says the ``pending`` lines before its first line (and on its own call
+    with no line)."""
+    def say(line: str | None = None) -> None:
+        for held in [*pending, *([line] if line else [])]:
+            click.echo(f"hpcds1mpi sweep: {held}", err=True)
+        pending.clear()
+    return say
 
 
 #: Options that only the kernel sweep reads (an external program's failure is a

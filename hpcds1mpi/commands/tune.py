@@ -241,13 +241,14 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         registry.get(kernel)  # UnknownKernelError lists the known ones
         workload = kernel
     else:
-        from hpcds1mpi.decide.tune_program import program_tokens, workload_label
+        from hpcds1mpi.decide.tune_program import program_tokens
+        from hpcds1mpi.launch.program_label import program_label
 
         tokens = program_tokens(program)
         if not tokens:
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
-        workload = workload_label(tokens[0], label,
+        workload = program_label(tokens, label,
                                   say=lambda line: click.echo(f"tune: {line}", err=True))
     part = resolve_partition(cluster_file, partition)
     bundle, other_model, model_part = None, "", part

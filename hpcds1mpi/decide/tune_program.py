@@ -22,45 +22,6 @@ def program_tokens(program: str) -> list[str]:
         raise ConfigError(f"--program: {exc} (check its quotes)") from None
 
 
-def workload_label(program_file: str, label: str | None, say) -> str:
-    """The workload label of a tuned program: ``--label`` checked as the sweep checks it, or
-    one built from the program's file name, ``say`` -ing how where the name itself is none (a
-    space, ``*``, a quote, a non-ASCII letter): ``my app`` runs as ``my_app``. Built before
-    any launch: the name had been taken as given and refused after the launch probe (s39
-    tester D10). A name that is a label is kept as it is (recommend's default job name spells
-    a label's letters a job name cannot hold: ``decide/job_names.py``).
-
-    Raises:
-        ConfigError: a bad ``--label``, or a file name that is a kernel's (its runs would be
-            taken for the kernel's), naming ``--label``.
-    """
-    import re
-    import unicodedata
-
-    from hpcds1mpi.errors import ConfigError
-    from hpcds1mpi.kernels import is_kernel
-    from hpcds1mpi.schemas.runs import WORKLOAD_LABEL, WORKLOAD_LABEL_WORDS
-
-    if label is not None:
-        if not re.fullmatch(WORKLOAD_LABEL, label):
-            raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
-        return label  # a kernel's name: refused with the plan's own words
-    name = os.path.basename(program_file)
-    # a name that is a label stays it (café, _run.sh: the review of s39 — rebuilt, one
-    # program's runs had split over two labels); only the characters a label cannot hold
-    # become "_", never "external", the label of every program swept without --label
-    built = name if re.fullmatch(WORKLOAD_LABEL, name) else \
-        re.sub(r"[^\w.+-]+", "_", unicodedata.normalize("NFC", name))
-    if is_kernel(built):
-        raise ConfigError(f"the program's file name {name!r} is the name of a kernel, whose "
-                          "runs its runs would be taken for: give --label NAME")
-    if built != name:
-        say(f"workload label {built!r}, from the program's file name {name!r} (a label "
-            f"may hold letters, digits, '.', '_', '+' and '-' only): give --label NAME for "
-            "another")
-    return built
-
-
 def check_program(program: str, workdir: str | None, say) -> None:
     """Refuse a ``--program`` that cannot start (one relative to ``workdir``, the folder it
     runs in, is checked there by the pre-flight); ``say`` what

@@ -148,3 +148,22 @@ def _other_launch(store, label: str, program: str) -> str:
         if launched and launched[-len(ours):] != ours:
             return f"another program (launched as {shlex.join(launched)[:80]!r})"
     return ""
+
+
+def resumed_label(out: str, program: str) -> str | None:
+    """The label under which ``out``'s plans ran ``program``, for a ``--resume`` given no
+    ``--label``: a file swept before the label came from the program's file name (s41 tester
+    A1) holds its runs as ``external``, which a resume under the new label would measure
+    again beside them. None: no such file, or none of its plans ran ``program``."""
+    from hpcds1mpi.errors import HpcdsError
+    from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.run_sources import plan_commands
+
+    if not os.path.isfile(out):
+        return None
+    try:
+        commands = plan_commands(telemetry.read_snapshot(out).attrs)
+    except (HpcdsError, OSError, ValueError):
+        return None  # the writer says what is wrong with the file
+    return next((label for label, command in commands.items()
+                 if same_command(command, program)), None)

@@ -481,3 +481,43 @@ def test_the_summary_line_shows_a_newline_in_out_escaped():
     line = _summary_line({"configs": 1, "statuses": {"ok": 1}, "sweep_s": 1.0,
                           "measured_s": 0.5}, "t\n1.h5")
     assert "\n" not in line and " into t\\n1.h5 (ok 1" in line
+
+
+# ------------------------------- a program's label without --label (s41 tester A1)
+
+def _unlabelled_sweep(tmp_path, name: str, *extra: str) -> subprocess.CompletedProcess:
+    app = tmp_path / name
+    app.write_text("#!/bin/sh\necho $1\n")
+    app.chmod(0o755)
+    return _run("sweep", "--command", f"{app} {{size}}", "--sizes", "1", *QUICK, *ONCE,
+                "--out", str(tmp_path / f"{name}.h5"), *extra)
+
+
+def _workloads(out) -> set[str]:
+    import h5py
+
+    with h5py.File(out) as f:
+        return {w.decode() if isinstance(w, bytes) else str(w) for w in f["runs/workload"][:]}
+
+
+def test_two_programs_swept_without_label_are_two_workloads_each_said(tmp_path):
+    """Both had been 'external', silently, and trained as one workload: recommend answered a
+    Meep question with NEURON's script (s41 tester A1)."""
+    for name in ("first_app", "second_app"):
+        proc = _unlabelled_sweep(tmp_path, name)
+        assert proc.returncode == 0, proc.stderr
+        said = [ln for ln in proc.stderr.splitlines() if "workload label" in ln]
+        assert said == [f"hpcds1mpi sweep: workload label {name!r}, the program's file name: "
+                        "give --label NAME for another"], proc.stderr
+        assert _workloads(tmp_path / f"{name}.h5") == {name}
+
+
+def test_a_resume_without_label_keeps_the_label_its_file_ran_the_command_under(tmp_path):
+    """A file swept before the label came from the file name holds 'external': a resume keeps
+    its runs, rather than measuring them again under a second label."""
+    assert _unlabelled_sweep(tmp_path, "app", "--label", "external").returncode == 0
+    proc = _unlabelled_sweep(tmp_path, "app", "--resume")
+    assert proc.returncode == 0, proc.stderr
+    assert "workload label 'external', as " in proc.stderr and "(nothing new; 1 already done)" in \
+        proc.stderr, proc.stderr
+    assert _workloads(tmp_path / "app.h5") == {"external"}

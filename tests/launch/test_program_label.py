@@ -1,0 +1,44 @@
+"""``launch/program_label``: the workload label of a user's program, one rule for ``sweep
+--command`` and ``tune --program``."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.program_label import program_word, workload_label
+
+
+def test_a_file_name_no_label_can_hold_gives_a_label_built_from_it_and_says_so():
+    """s39 tester D10: 'my app' was taken as the label and refused after the launch probe,
+    as if the user had given it."""
+    said = []
+    cases = {"./my app": "my_app", "/x/a*b": "a_b", "it's": "it_s", "日本 x": "日本_x"}
+    for program_file, label in cases.items():
+        assert workload_label(program_file, None, said.append) == label, program_file
+    assert len(said) == len(cases)  # every name was changed, and said
+    # a name that is a label stays it (the review of s39: café had become cafe, ./.hidden
+    # hidden, 日本 external — the label of every program swept without --label)
+    for name in ("./app", "café.x", "./.hidden", "_run.sh", "日本"):
+        assert workload_label(name, None, said.append) == name.removeprefix("./")
+    assert len(said) == len(cases)
+    assert "'my_app'" in said[0] and "'my app'" in said[0] and "--label NAME" in said[0]
+
+
+def test_a_given_label_is_kept_or_refused_and_a_kernels_file_name_names_label():
+    assert workload_label("./my app", "mine", print) == "mine"
+    with pytest.raises(ConfigError, match="--label 'x y'"):
+        workload_label("./app", "x y", print)
+    with pytest.raises(ConfigError, match="give --label NAME"):
+        workload_label("./gemm", None, print)
+
+
+@pytest.mark.parametrize("command, word", [
+    ("meep res={size} wg.ctl", "meep"), ("nrniv -mpi -c ncell={size} ring.hoc", "nrniv"),
+    ("./bin/app --n {size}", "./bin/app"), ("env OMP_PLACES=cores nice -n 5 ./app {size}", "./app"),
+    ("python3 -u solver.py {size}", "solver.py"), ("gpaw python h2.py {size}", "gpaw"),
+    ("bash -c 'x={size}; ./a'", "bash"), ("/usr/bin/python3 -m pkg.run {size}", "pkg.run")])
+def test_the_program_word_is_past_wrappers_and_interpreters(command, word):
+    import shlex
+
+    assert program_word(shlex.split(command)) == word
