@@ -47,7 +47,8 @@ from hpcds1mpi.decide.guard_reference import (  # moved there; importable from h
     query_frame,
     reference,
 )
-from hpcds1mpi.decide.guard_reasons import hardware_reason, learned_reason, size_reason
+from hpcds1mpi.decide.guard_reasons import (hardware_reason, learned_reason, name_reason,
+                                            size_reason)
 from hpcds1mpi.decide.trained_hardware import cpu_differs, matching_partition
 from hpcds1mpi.errors import HpcdsError, ModelError
 from hpcds1mpi.user_cache import cache_dir, folder_key
@@ -399,7 +400,7 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
             mark("cpu", "confirm", other_cpu)
     known = [str(w) for w in getattr(bundle, "workloads", [])]
     if workload not in known:
-        mark("name", "escalate", f"workload {workload!r} was never measured{_meant(workload, known)}")
+        mark("name", "escalate", name_reason(workload, known))
     else:
         mark("name", "pass")
     lo_hi = (getattr(bundle, "size_range", {}) or {}).get(workload)
@@ -434,14 +435,3 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
             mark("confidence", "pass")
     return verdict
 
-
-def _meant(workload: str, known: list[str]) -> str:
-    """`` (did you mean 'stencil'?)`` for a name one slip from a measured one, else ""."""
-    import difflib
-
-    # Case first: labels are matched exactly, so 'CP2K' is a slip from 'cp2k' (s28 tester T).
-    same = [k for k in known if k.casefold() == workload.casefold()]
-    close = same or difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
-    from hpcds1mpi.records.kernel_options import decks_note  # stencil+sweeps.100 (s40 B13)
-
-    return f" (did you mean {close[0]!r}?)" if close else decks_note(workload, known)

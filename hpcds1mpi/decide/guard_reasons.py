@@ -2,7 +2,7 @@
 
 :func:`~hpcds1mpi.decide.guard.judge` decides the level of each check; the words are here, so
 that a reason names the property that differs with both values (s31 tester Q8), says which
-side of the measured sizes a size is on, and says why the learned check of a model trained on
+side of the measured sizes a size is on, names the model's workloads for one it lacks, and says why the learned check of a model trained on
 one size per workload takes only measured sizes (s31 tester Q2).
 """
 
@@ -107,4 +107,31 @@ def learned_reason(workload: str, size, distance: float, threshold: float, calib
             f"{threshold:.4g})")
 
 
-__all__ = ["hardware_reason", "learned_reason", "no_heldout_size", "size_reason"]
+#: How many of a model's workloads a reason names before "and N more".
+SHOWN_WORKLOADS = 6
+
+
+def name_reason(workload: str, known: list[str]) -> str:
+    """Why ``workload`` is not one of the model's (``known``): with ``did you mean 'stencil'?``
+    for a name one slip from a measured one, else the kernel decks it was measured as, else
+    the model's workloads (s41 tester A5: a program swept as 'external' was asked for as
+    'meep', and the answer never named 'external')."""
+    import difflib
+
+    # Case first: labels are matched exactly, so 'CP2K' is a slip from 'cp2k' (s28 tester T).
+    same = [k for k in known if k.casefold() == workload.casefold()]
+    close = same or difflib.get_close_matches(workload, known, n=1, cutoff=0.75)
+    from hpcds1mpi.records.kernel_options import decks_note  # stencil+sweeps.100 (s40 B13)
+
+    head = f"workload {workload!r} was never measured"
+    if close:
+        return f"{head} (did you mean {close[0]!r}?)"
+    if (decks := decks_note(workload, known)) or not known:
+        return head + decks
+    names = sorted(known)
+    shown = ", ".join(repr(name) for name in names[:SHOWN_WORKLOADS]) + (
+        f" and {len(names) - SHOWN_WORKLOADS} more" if len(names) > SHOWN_WORKLOADS else "")
+    return f"{head} (the model's workloads: {shown}; give --workload one of them)"
+
+
+__all__ = ["hardware_reason", "learned_reason", "name_reason", "no_heldout_size", "size_reason"]

@@ -129,7 +129,8 @@ def recommend(bundle, workload: str, size: int,
     # The guard judges the job where it would run (or the first familiar partition).
     verdict = guard_mod.judge(bundle, workload, size, judged.partition, prep.calibration,
                               prep.ref, confidence)
-    rec = conclude(prep, verdict, program_precisions=program_precisions)
+    rec = conclude(prep, verdict, program_precisions=program_precisions,
+                   program_given=program is not None)
     judge_given_program(rec, program)  # another program or deck: not auto (s40 tester B3)
     return rec
 
@@ -241,10 +242,12 @@ def _failing_between_sizes(prep: Prepared) -> str:
             "is not known, so a calibration measures them at this size")
 
 
-def conclude(prep: Prepared, verdict, *,
-             program_precisions: tuple[str, ...] | None = None) -> Recommendation:
+def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | None = None,
+             program_given: bool = False) -> Recommendation:
     """The recommendation, from the guard's ``verdict`` on ``prep.judged``; a calibration's
-    steps only at ``program_precisions`` (None: any)."""
+    steps only at ``program_precisions`` (None: any), and none for a workload that is no
+    kernel and that the model never measured, unless ``program_given``: nothing knows its
+    command (:func:`_nothing_to_calibrate`)."""
     bundle, workload, size, objective = prep.bundle, prep.workload, prep.size, prep.objective
     picked, judged, candidates, scores = prep.picked, prep.judged, prep.candidates, prep.scores
     constraints, clusters = prep.constraints, prep.clusters
@@ -305,7 +308,10 @@ def conclude(prep: Prepared, verdict, *,
         line = oversubscribed_line(bundle, workload, size, rec.picked.partition,
                                    float(rec.picked.choice.pick["runtime_s"]))
         rec.left_out += [line] if line else []
-    if verdict.verdict == "escalate" and not familiar_but_impossible:
+    if verdict.verdict == "escalate" and not familiar_but_impossible and not program_given \
+            and (why := _nothing_to_calibrate(bundle, workload)):
+        rec.notes.append(why)
+    elif verdict.verdict == "escalate" and not familiar_but_impossible:
         target = judged.partition
         if scores is not None and target.name in set(scores.cols["partition"]):
             cal_scores = scores.subset(target.name)
@@ -335,3 +341,22 @@ def conclude(prep: Prepared, verdict, *,
         else:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec
+
+
+def _nothing_to_calibrate(bundle, workload: str) -> str:
+    """Why ``workload`` gets no calibration sweep where it is no kernel (nor a kernel deck)
+    and the model holds no runs of it, else "": no command of it is known to measure. Its
+    steps had been listed at fp32 and bf16 too, which a program's command without
+    ``{precision}`` cannot run, beside a reason that never named the model's workloads
+    (s41 tester A5)."""
+    from hpcds1mpi.decide.recommendation import NO_CALIBRATION
+    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.records.kernel_options import kernel_of
+
+    if workload in {str(w) for w in getattr(bundle, "workloads", [])} or is_kernel(
+            kernel_of(workload) or workload):
+        return ""
+    return (f"{NO_CALIBRATION} for {workload!r}: it is not a built-in kernel and the model "
+            "holds no runs of it, so no command of it is known; give your program's command "
+            "with --program \"./app --n {size}\" to get a sweep of it, or measure it with "
+            f"hpcds1mpi sweep --command '...' --label {workload}, then hpcds1mpi learn")

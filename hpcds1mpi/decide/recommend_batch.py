@@ -43,6 +43,9 @@ class Ask:
     objective: str = "time"
     constraints: s1.Constraints | None = None
     device: str | None = None
+    #: the command the job runs (``--program``; None: the measured one): a calibration's
+    #: steps at the precisions it takes, and one of a workload the model lacks only with it
+    program: str | None = None
 
 
 def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | None = None,
@@ -99,7 +102,11 @@ def recommend_many(bundle, asks: Sequence[Ask], *, history: FailureHistory | Non
     order = list(jobs)
     verdicts = judge_many(bundle, [jobs[i] for i in order], calibration, ref,
                           memo=memo.distances if memo is not None else None)
-    finish_each(out, order, verdicts, lambda i, verdict: rec_mod.conclude(preps[i], verdict))
+    from hpcds1mpi.launch.program import program_precisions
+
+    finish_each(out, order, verdicts, lambda i, verdict: rec_mod.conclude(
+        preps[i], verdict, program_precisions=program_precisions(asks[i].program),
+        program_given=asks[i].program is not None))
     return out
 
 

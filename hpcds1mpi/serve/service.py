@@ -258,7 +258,7 @@ class Service(AnswerCache):
                               req.objective, Constraints(max_nodes=req.max_nodes,
                                                          deadline_s=req.deadline,
                                                          energy_budget_j=req.energy_budget),
-                              req.device)
+                              req.device, program=req.program)
             except Exception as exc:  # noqa: BLE001 - the request's own error
                 out[i] = exc
         order = list(asks)

@@ -97,9 +97,13 @@ def test_unknown_workload_escalates_with_calibration_script(fake_cli, tmp_path):
     script = out.read_text()
     check_bash_syntax(script)
     assert "calibration sweep" in script and script.count("hpcds1mpi sweep") >= 2
-    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json").output)
+    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json",
+                               "--program", "./new --n {size}").output)
     assert data["pick"] is None and data["verdict"]["verdict"] == "escalate"
     assert data["verdict"]["checks"]["learned"] == "escalate" and data["calibration"]
+    # without --program nothing knows its command: no steps, said (s41 tester A5)
+    data = json.loads(fake_cli("--workload", "brand-new-code", "--size", "500", "--json").output)
+    assert "calibration" not in data and any("--program" in n and "not a built-in kernel" in n for n in data["notes"])
 
 
 def test_pbs_emit(fake_cli, tmp_path):
@@ -748,8 +752,10 @@ def test_a_bundle_from_before_fail_regex_gives_a_calibration_sweep_none(fake_cli
 ])
 def test_reading_options_without_a_program_sweep_are_one_line_errors(fake_cli, tmp_path, args,
                                                                      message):
+    # nbody: a kernel the fake model never measured (escalated, its command known); a program
+    # it never measured, given no --program, gets no calibration at all (s41 tester A5)
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
-        fake_cli("--workload", "brand-new-code", "--size", "500", *args)
+        fake_cli("--workload", "nbody", "--size", "500", *args)
 
 
 def test_a_script_for_this_machine_names_no_partition_and_says_so(tmp_path, monkeypatch):

@@ -283,7 +283,9 @@ def test_a_misspelt_workload_is_told_the_name_it_is_one_slip_from(bundle, ref, c
     v = guard.judge(bundle, "stencl", 700, PARTS["cpu"], cal, ref)
     assert "workload 'stencl' was never measured (did you mean 'stencil'?)" in v.reasons
     far = guard.judge(bundle, "lammps", 700, PARTS["cpu"], cal, ref)
-    assert "workload 'lammps' was never measured" in far.reasons
+    assert f"workload 'lammps' was never measured (the model's workloads: " \
+        f"{', '.join(map(repr, sorted(bundle.workloads)))}; give --workload one of them)" \
+        in far.reasons  # s41 tester A5
     # A label in other case (s28 tester T: 'CP2K' for 'cp2k') is a slip too; difflib's ratio
     # of 'STENCIL' to 'stencil' is 0.
     shout = guard.judge(bundle, "STENCIL", 700, PARTS["cpu"], cal, ref)

@@ -54,13 +54,31 @@ def test_failed_job_moves_to_next_partition(bundle, tmp_path):
 
 
 def test_unknown_workload_escalates_to_a_calibration_sweep_on_one_node(bundle):
-    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu", "gpu-big"))
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu", "gpu-big"),
+                            program="./brand-new-code {size} {precision}")
     assert rec.picked is None and rec.verdict.verdict == "escalate"
     assert rec.calibration_partition is not None
     steps = rec.calibration_steps
     assert len(steps) >= CALIBRATION_STEPS  # more for a node of more shape (s34 S5)
     assert all(s.config.nodes == 1 for s in steps)
     assert len({s.config.label() for s in steps}) == len(steps)
+
+
+def test_a_program_the_model_lacks_names_its_workloads_and_lists_no_steps(bundle):
+    """s41 tester A5: 'meep' asked of a model holding it as 'external' listed steps at fp32
+    and bf16, which its command cannot run, and never named 'external'."""
+    rec = rec_mod.recommend(bundle, "meep", 500, fake_places("cpu"))
+    assert rec.picked is None and rec.verdict.verdict == "escalate"
+    assert rec.calibration_steps == [] and rec.calibration_partition is None
+    reason = next(r for r in rec.verdict.reasons if r.startswith("workload 'meep'"))
+    assert "(the model's workloads: " in reason and repr(sorted(bundle.workloads)[0]) in reason
+    why = no_calibration(rec)
+    assert why and "'meep': it is not a built-in kernel" in why and "--label meep" in why \
+        and "--program" in why
+    # a kernel the model never measured still gets its calibration: its command is known
+    kernel = rec_mod.recommend(FakeBundle(workloads=("gemm",), sizes=WIDE_SIZES), "stencil",
+                               500, fake_places("cpu"))
+    assert kernel.calibration_steps and no_calibration(kernel) is None
 
 
 def test_recommend_module_does_not_import_torch():
@@ -316,7 +334,8 @@ def test_the_calibration_script_names_train_for_a_partition_the_model_never_saw(
     from hpcds1mpi.decide.recommendation import emit_script
 
     bundle = FakeBundle(partitions={p: PARTITIONS[p] for p in trained})
-    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu"))
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, fake_places("cpu"),
+                            program="./app {size}")
     assert rec.picked is None and rec.calibration_new_machine is new
     text = emit_script(rec, "slurm", "./app {size}")
     assert ("hpcds1mpi train --telemetry calibration.h5" in text) is new
@@ -331,7 +350,8 @@ def test_a_calibration_script_of_a_workdir_sweep_checks_its_folders_first():
     in folders nobody had made for the new size, and failed one after another."""
     from hpcds1mpi.decide.recommendation import emit_script
 
-    rec = rec_mod.recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"))
+    rec = rec_mod.recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"),
+                            program="./app {size}")
     text = emit_script(rec, "slurm", "./app {size}", measure={"workdir": "runs/{size}-{ranks}"})
     assert "# Before you submit: the steps run in --workdir 'runs/{size}-{ranks}'" in text
     assert "runs/500-" in text and 'missing_folders=""' in text
@@ -351,7 +371,8 @@ def test_a_calibration_on_the_trained_partition_with_another_cpu_names_train_and
     bundle = FakeBundle(partitions={"cpu": {**PARTITIONS["cpu"],
                                             "cpu_model": "Intel Xeon Gold 6248"}})
     here = replace(fake_partitions()["cpu"], cpu_model="AMD EPYC 7763 64-Core Processor")
-    rec = rec_mod.recommend(bundle, "brand-new-code", 500, [(Cluster("lab", {"cpu": here}), here)])
+    rec = rec_mod.recommend(bundle, "brand-new-code", 500, [(Cluster("lab", {"cpu": here}), here)],
+                            program="./a {size}")
     assert rec.picked is None and rec.calibration_new_machine is True
     assert "hpcds1mpi train --telemetry calibration.h5" in emit_script(rec, "slurm", "./a {size}")
     assert "then hpcds1mpi train on them" in format_table(rec)

@@ -101,7 +101,8 @@ def test_table_names_pick_rejections_alternatives_and_front():
 
 
 def test_escalated_job_gets_a_calibration_table_and_only_a_slurm_sweep():
-    rec = recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"))
+    rec = recommend(FakeBundle(), "brand-new-code", 500, fake_places("cpu"),
+                            program="./app {size}")
     text = format_table(rec)
     assert "! verdict escalate: no settings guessed" in text
     assert "Calibration sweep (measure these, then hpcds1mpi learn):" in text
@@ -326,8 +327,9 @@ def test_a_calibration_on_trained_hardware_under_another_name_says_so(workload, 
     from tests.badinput.harness import invoke
 
     lab = Path(__file__).parents[1] / "data" / "jobscripts" / "lab.toml"
+    program = [] if workload == "stencil" else ["--program", f"./{workload} {{size}}"]
     res = invoke(capsys, ["recommend", "--workload", workload, "--size", str(size),
-                          "--cluster", str(lab)])
+                          "--cluster", str(lab), *program])
     assert res.code == 0, res.err
     header = next(line for line in res.out.splitlines() if line.startswith("Calibration"))
     assert "not trained on" not in header

@@ -339,13 +339,17 @@ def test_a_programs_calibration_sweep_reads_it_as_asked(service):
     assert "--time-regex 't=([0-9.]+)'" in script and "--workdir 'run/{size}'" in script
     assert "--fail-regex 'SCF run NOT converged'" in script  # as `recommend --fail-regex`
     with pytest.raises(ConfigError, match="add program"):
-        service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
+        service.answer("recommend", RecommendRequest(workload="stencil", size=4,  # escalates
                                                      emit="slurm", time_regex="t=(\\d+)"))
     with pytest.raises(ConfigError, match="^time_regex, .*, workdir, setup and fail_regex apply "
                                           "to a "
                                           "program's calibration sweep only; add program$"):
-        service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
+        service.answer("recommend", RecommendRequest(workload="stencil", size=4,
                                                      emit="slurm", fail_regex="NOT converged"))
+    # a program the model lacks, given no program: nothing to calibrate (s41 tester A5)
+    with pytest.raises(ConfigError, match="'never-measured': it is not a built-in kernel .*--program"):
+        service.answer("recommend", RecommendRequest(workload="never-measured", size=500,
+                                                     emit="slurm"))
     with pytest.raises(ConfigError, match="--fail-regex 'x\\*' matches an empty line") as err:
         service.answer("recommend", RecommendRequest(  # checked as sweep checks it
             workload="never-measured", size=500, emit="slurm", program="./app",
