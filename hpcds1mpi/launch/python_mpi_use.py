@@ -23,6 +23,15 @@ MPI_PACKAGES = ("mpi4py", "petsc4py", "slepc4py", "dolfinx", "dolfin", "fenics",
 _IMPORTS = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w., ]+))", re.M)
 #: Options of python that take a value (``-W ignore``, ``-X dev``).
 _VALUED = ("-W", "-X", "--check-hash-based-pycs")
+#: A console-script wrapper (pip's, setuptools' and easy_install's ``bin/`` scripts): its
+#: program is an installed package's entry point, not its own text (s41 tester A2: Debian's
+#: ``/usr/bin/gpaw`` loads ``gpaw.cli.main`` through ``load_entry_point('gpaw==22.8.0',
+#: ...)``, with no ``import gpaw``, and was read as MPI-free).
+_ENTRY_POINT = re.compile(r"EASY-INSTALL-(?:ENTRY-)?SCRIPT|\bload_entry_point\(|"
+                          r"\.entry_points\b|\bentry_points\(|-script\\\.pyw\?")
+#: The distribution such a wrapper names (``'gpaw==22.8.0'``): its package's name.
+_DISTRIBUTION = re.compile(r"(?:EASY-INSTALL-(?:ENTRY-)?SCRIPT:\s*|load_entry_point\(\s*|"
+                           r"__requires__\s*=\s*|distribution\(\s*)['\"]([\w.-]+)")
 #: At most this much of a file, and this many files, are read.
 _READ_CHARS = 1 << 20
 _MAX_FILES = 50
@@ -60,12 +69,16 @@ def _read(path: str) -> str | None:
 
 
 def _imports_mpi(text: str) -> bool:
-    """Whether ``text`` names mpi4py, or imports a package of :data:`MPI_PACKAGES`."""
+    """Whether ``text`` names mpi4py, or imports a package of :data:`MPI_PACKAGES`, or is a
+    console-script wrapper of one's distribution (``load_entry_point('gpaw==22.8.0', ...)``)."""
     if "mpi4py" in text:
         return True
+    listed = {name.casefold().replace("-", "_") for name in MPI_PACKAGES}
     return any(name.strip().split(" ")[0].split(".")[0] in MPI_PACKAGES
                for match in _IMPORTS.finditer(text)
-               for name in (match.group(1) or match.group(2) or "").split(","))
+               for name in (match.group(1) or match.group(2) or "").split(",")) or any(
+        match.group(1).split("==")[0].casefold().replace("-", "_") in listed
+        for match in _DISTRIBUTION.finditer(text))
 
 
 def _local_modules(text: str, folder: str) -> list[str]:
@@ -88,12 +101,15 @@ def _local_modules(text: str, folder: str) -> list[str]:
 def script_names_mpi(text: str, folder: str) -> bool | None:
     """Whether the Python source ``text`` (of a script in ``folder``), or a local module it
     imports, names mpi4py or a package built on MPI (:data:`MPI_PACKAGES`); None where a file
-    could not be read or too many would be (no guess)."""
+    could not be read or too many would be, or where it is a console-script wrapper of a
+    package not read here (no guess)."""
     pending, seen = [text], set()
     while pending:
         source = pending.pop()
         if _imports_mpi(source):
             return True
+        if _ENTRY_POINT.search(source):
+            return None  # an installed package's entry point, not read here: no guess
         for path in _local_modules(source, folder):
             if path in seen:
                 continue

@@ -27,3 +27,60 @@ def test_a_serial_script_and_its_local_package(tmp_path):
     (tmp_path / "helpers" / "io.py").write_text("from mpi4py import MPI\n")
     assert python_without_mpi(["serial.py"], str(tmp_path)) is None
     assert python_without_mpi(["missing.py"], str(tmp_path)) is None
+
+
+#: Debian's /usr/bin/gpaw (setuptools' easy_install wrapper): no `import gpaw` in it.
+EASY_INSTALL_WRAPPER = """#! /usr/bin/python3
+# EASY-INSTALL-ENTRY-SCRIPT: '{dist}==22.8.0','console_scripts','{name}'
+import re
+import sys
+
+__requires__ = '{dist}==22.8.0'
+
+try:
+    from importlib.metadata import distribution
+except ImportError:
+    from pkg_resources import load_entry_point
+
+
+def importlib_load_entry_point(spec, group, name):
+    dist_name, _, _ = spec.partition('==')
+    matches = (entry_point for entry_point in distribution(dist_name).entry_points
+               if entry_point.group == group and entry_point.name == name)
+    return next(matches).load()
+
+
+globals().setdefault('load_entry_point', importlib_load_entry_point)
+
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])
+    sys.exit(load_entry_point('{dist}==22.8.0', 'console_scripts', '{name}')())
+"""
+#: pip's wrapper: the entry point's module imported by name.
+PIP_WRAPPER = """#!/usr/bin/python3
+# -*- coding: utf-8 -*-
+import re
+import sys
+from {dist}.cli import main
+if __name__ == '__main__':
+    sys.argv[0] = re.sub(r'(-script\\.pyw?|\\.exe)?$', '', sys.argv[0])
+    sys.exit(main())
+"""
+
+
+def test_a_console_script_wrapper_is_read_as_its_package_never_as_mpi_free(tmp_path):
+    """s41 tester A2: Debian's gpaw, a wrapper naming its distribution only, was read as "a
+    Python program that imports no MPI"; the MPICH mpiexec was accepted and 2 copies of GPAW
+    recorded as one 2-rank run."""
+    from hpcds1mpi.launch.python_mpi_use import script_names_mpi
+
+    for wrapper in (EASY_INSTALL_WRAPPER, PIP_WRAPPER):
+        gpaw = wrapper.format(dist="gpaw", name="gpaw")
+        (tmp_path / "gpaw").write_text(gpaw)
+        assert script_names_mpi(gpaw, str(tmp_path)) is True  # a package built on MPI
+        assert python_without_mpi([], str(tmp_path), script=str(tmp_path / "gpaw")) is None
+        # another package's entry point: its code is not read here, so no guess either way
+        other = wrapper.format(dist="some_solver", name="solve")
+        (tmp_path / "solve").write_text(other)
+        assert script_names_mpi(other, str(tmp_path)) is None
+        assert python_without_mpi([], str(tmp_path), script=str(tmp_path / "solve")) is None
