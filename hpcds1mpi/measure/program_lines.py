@@ -55,6 +55,12 @@ FOAM_HEADER = re.compile(r"^-->\s*(FOAM FATAL (?:IO )?ERROR)\s*:?\s*(?:\([\w.-]+
 #: function Foam::UPstream::init(...)" / "From Foam::dictionary::lookupEntry(...)" and "in
 #: file UPstream.C at line 259.").
 MESSAGE_END = re.compile(r"^From\s+\S.*\(|^in file \S+ at line \d+")
+#: Where a hoc interpreter's error is, on the line under it: NEURON's " in ring.hoc near line
+#: 12" under "nrniv: syntax error", each line tagged with its rank ("0 ") at several ranks,
+#: a tag :data:`~hpcds1mpi.measure.rank_tags.RANK_TAG` cannot take generally ("2 errors").
+#: Joined to the error, its tag dropped: the reason had been "0 nrniv: syntax error", the file
+#: and line lost (s41 tester A4).
+NEAR_LINE = re.compile(r"^(?:(\d+) +)?(in \S.* near line \d+)$")
 #: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
 #: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
 #: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran
@@ -87,7 +93,8 @@ def program_lines(lines: list[str], boxes: list) -> list[str]:
     program's :data:`~hpcds1mpi.measure.rank_tags.ERROR_TRAILER`) and each blank line: the
     "" entries end a paragraph. A line is read without its rank tag
     (:func:`~hpcds1mpi.measure.rank_tags.untagged`: "[0] ", s29 tester A5), OpenFOAM's error
-    header as its title (:data:`FOAM_HEADER`). Each of its framed ``boxes``
+    header as its title (:data:`FOAM_HEADER`), a hoc error's location joined to it
+    (:data:`NEAR_LINE`). Each of its framed ``boxes``
     (:func:`~hpcds1mpi.measure.framed_boxes.framed_boxes`) is one line, its message.
 
     Open MPI's error-handler banner is one line, its message, at its first line
@@ -106,6 +113,9 @@ def program_lines(lines: list[str], boxes: list) -> list[str]:
         if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
             kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s29 V1-3)
             ln = ""
+        if kept and kept[-1] and (near := NEAR_LINE.match(ln)):
+            title = kept[-1].removeprefix(f"{near[1]} ") if near[1] else kept[-1]
+            kept[-1], ln = f"{title} {near[2]}", ""
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
     for banner in banner_messages(plain):  # one message, not six lines of boilerplate

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from hpcds1mpi.measure.program_lines import kept_lines, with_message
 
 #: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
@@ -38,3 +40,22 @@ def test_slurmsteps_cancelled_banner_under_a_node_named_slurmstepd_is_not_the_pr
     for name in ("slurmstepd", "slurmstepd-n1", "slurmstepd-node-07.cluster"):
         banner = f"{name}: error: *** JOB 5 ON n1 CANCELLED AT 2026-12-06T16:00:48 ***"
         assert kept_lines(f"solver: bad input\n{banner}\n") == ["solver: bad input", ""]
+
+
+#: NEURON 8.2's hoc error at 1 rank and at 2 (each line tagged "0 " with its rank), on stderr.
+NEURON_ERROR = ("nrniv: syntax error\n in ring_bad.hoc near line 12\n"
+                " obj func connect2target() { localobj nc\n        ^\n")
+
+
+@pytest.mark.parametrize("tag", ["", "0 "])
+def test_a_hoc_errors_location_is_joined_to_it_without_its_rank_tag(tag):
+    """s41 tester A4: the reasons were "nrniv: syntax error" and "0 nrniv: syntax error", the
+    file and line under them dropped."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    stderr = "".join(f"{tag}{line}\n" if not line.lstrip().startswith("^") else f"{line}\n"
+                     for line in NEURON_ERROR.splitlines())
+    assert reason_line("numprocs=2\n", stderr) == \
+        "nrniv: syntax error in ring_bad.hoc near line 12"
+    # a count that starts a line is no rank tag where no location follows it
+    assert reason_line("", "2 errors found\n") == "2 errors found"
