@@ -75,6 +75,7 @@ from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_re
 from hpcds1mpi.measure.repeat_folders import RepeatFolders
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
+from hpcds1mpi.measure.thread_use import IDLE_THREADS, idle_threads_note
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
 
@@ -407,6 +408,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 said.add(row["error"])  # (a misspelled input: "failed 6" had said no why)
                 say(f"{spec.workload} size {spec.size} {spec.config.label()}: "
                     f"{row['status']}: {row['error']}")
+            if say and row["status"] == OK and IDLE_THREADS not in said and (
+                    note := idle_threads_note(m, spec.config, f"{spec.workload} size "
+                                              f"{spec.size} {spec.config.label()}")):
+                said.add(IDLE_THREADS)  # once a sweep (s41 tester A3)
+                say(note)
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored
                 say(convergence_note(f"{spec.workload} size {spec.size} "
                                      f"{spec.config.label()}", *m["warning"]))
