@@ -194,9 +194,11 @@ def judge_given_program(rec, program, cwd: str | None = None) -> str:
     compare (no pick, a kernel, no recorded command)."""
     from hpcds1mpi.launch.program import placeholder_values
 
-    if program is None or rec.picked is None or not rec.program_command:
+    if program is None:
         return ""
-    words = split_command(program) if isinstance(program, str) else [str(w) for w in program]
+    words = given_words(program)  # refused before anything is judged (s41 tester B6)
+    if rec.picked is None or not rec.program_command:
+        return ""
     lines = measured_lines(rec)
     values = placeholder_values(rec.picked.choice.config(), rec.size)
     differences = [command_difference(words, line, cwd, values=values) for line in lines]
@@ -205,6 +207,31 @@ def judge_given_program(rec, program, cwd: str | None = None) -> str:
     reason = unmeasured_reason(rec.workload, lines[0], differences[0])
     confirm_unmeasured(rec.verdict, reason)
     return reason
+
+
+def given_words(program) -> list[str]:
+    """The words of a given program (a command line, or its words as a list).
+
+    Raises:
+        ConfigError: a line that cannot be split (an unbalanced quote), or a blank one: it
+            names no command to compare, so it cannot be called the measured one (s41 tester
+            B6: both were judged "the measured command")."""
+    import shlex
+
+    from hpcds1mpi.errors import ConfigError
+
+    if isinstance(program, str):
+        try:
+            words = shlex.split(program)
+        except ValueError as exc:
+            raise ConfigError(f"program {program!r} cannot be parsed ({exc}); fix its "
+                              "quoting") from None
+    else:
+        words = [str(w) for w in program]
+    if not any(w.strip() for w in words):
+        raise ConfigError("the program command is empty; give the program to run, e.g. "
+                          "\"./my_app {size}\", or leave it out for the measured command")
+    return words
 
 
 def judge_launch(launch, command: str | None, workload: str, job_folder: str | None,

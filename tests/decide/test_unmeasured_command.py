@@ -227,3 +227,24 @@ def test_the_apis_script_of_another_program_leaves_the_recommendation_as_it_was(
     assert (answer.verdict, answer.reasons) == (base, reasons)
     assert (rec.verdict.verdict, rec.verdict.reasons, CHECK in rec.verdict.checks) == (
         base, reasons, False)
+
+
+@pytest.mark.parametrize("program, said", [
+    ("./fall {size} 'x", "cannot be parsed"), ("'./fall {size}", "cannot be parsed"),
+    ("   ", "the program command is empty"), ([" "], "the program command is empty")])
+def test_a_program_that_cannot_be_split_or_is_blank_is_refused_in_one_line(
+        program_bundle, tmp_path, program, said):
+    """s41 tester B6: `--program "fall {size} 'x"` and `"   "` were taken for the measured
+    command (rc 0, no command check); the service answered 200 where it refuses "" (422)."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+
+    with pytest.raises(ConfigError, match=said) as refused:
+        recommend(program_bundle, "myjac", 1024, places(), program=program)
+    assert "\n" not in str(refused.value)
+    if isinstance(program, str):  # the service's 422 (app.py: a ConfigError)
+        rec = recommend(program_bundle, "myjac", 1024, places())
+        req = RecommendRequest(workload="myjac", size=1024, program=program)
+        with pytest.raises(ConfigError, match=said):
+            Service(None, None, tmp_path)._respond(req, rec)
