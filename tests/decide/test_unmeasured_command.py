@@ -248,3 +248,16 @@ def test_a_program_that_cannot_be_split_or_is_blank_is_refused_in_one_line(
         req = RecommendRequest(workload="myjac", size=1024, program=program)
         with pytest.raises(ConfigError, match=said):
             Service(None, None, tmp_path)._respond(req, rec)
+
+
+def test_a_command_too_long_to_compare_is_not_the_measured_one():
+    """s41 tester B5: past 400 words `other_arguments` says nothing ("cannot compare"),
+    which was read as "no difference": `grow {size} x x ...` (400 x) was the measured
+    command."""
+    from hpcds1mpi.decide.advise_launch import MAX_WORDS
+
+    said = command_difference(["./jacobi", "8000", "40", *["x"] * MAX_WORDS], MEASURED)
+    assert said == (f"it runs jacobi with a command line of over {MAX_WORDS} words, too long "
+                    "to compare with the measured one")
+    assert command_difference(["./jacobi", "8000", "40", *["x"] * 300], MEASURED).startswith(
+        "it runs jacobi with other arguments (adds 'x x x")
