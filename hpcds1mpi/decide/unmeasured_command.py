@@ -31,6 +31,8 @@ from hpcds1mpi.launch.script_placeholders import program_at, split_command, stem
 CHECK = "command"
 
 
+#: Shell builtins that run the command after them (and their options).
+_SHELL_RUNNERS = frozenset({"exec", "command"})
 #: Words that end a command: what follows is another command (a pipe, a list).
 _SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
 #: An output redirection, its target in the word (``>out``, ``2>&1``) or the next one (``>``).
@@ -51,16 +53,17 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
     words = as_run([w for w in words if w])
     if not tokens or not words:
         return ""
-    measured = tokens[program_at(tokens)]
+    measured = tokens[program_in(tokens)]
     name = os.path.basename(measured)
-    same_name = [w for w in words if stem(w) == stem(measured)]
-    if not same_name:
-        at = program_at(words)
-        if not _same_file(words[at], measured, cwd):
-            return f"it runs {os.path.basename(words[at])}, not {name}"
-        words = [*words[:at], measured, *words[at + 1:]]  # a link to it: the measured program
+    # the program is the word past known wrappers and launchers only: a word of the measured
+    # program's name further on is an argument (s41 tester B2: `fall grow {size}` passed)
+    words = words[program_in(words):]
+    if stem(words[0]) != stem(measured):
+        if not _same_file(words[0], measured, cwd):
+            return f"it runs {os.path.basename(words[0])}, not {name}"
+        words = [measured, *words[1:]]  # a link to it: the measured program
     else:
-        other = _other_file(same_name[0], measured, cwd)
+        other = _other_file(words[0], measured, cwd)
         if other:
             return f"it runs {other}, another file than the measured {measured}"
     if max(len(words), len(tokens)) > MAX_WORDS:  # not compared: cannot be called the same
@@ -78,15 +81,61 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
     return f"it runs {name} with values other than this job's ({said}; the job's {job})"
 
 
+def program_in(words: list[str]) -> int:
+    """The index of the program among a command's words: past an exec-wrapper prefix, an MPI
+    launcher's own options (``mpiexec -n 2 env X=1 ./app``) and an interpreter
+    (:func:`~hpcds1mpi.launch.script_placeholders.program_at`), as those read their words;
+    no other word is stepped over."""
+    at = _started_at(words)
+    return at + program_at(words[at:])
+
+
+def _started_at(words: list[str]) -> int:
+    """The index of the command that ``words`` run past the shell's own words (``A=1``,
+    ``exec``), exec wrappers (:mod:`~hpcds1mpi.launch.exec_wrappers`) and MPI launchers with
+    their options."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.script_options import (TABLES, Word, launcher_kind, mpi_options,
+                                                 slurm_options)
+
+    at = _past_shell_prefix(words)
+    at += program_index(words[at:])
+    kind = launcher_kind(words[at]) if at < len(words) else None
+    if kind is None:
+        return at
+    rest = [Word(w, k, k, w) for k, w in enumerate(words[at + 1:])]
+    options = slurm_options(rest, 0, lambda _: None) if kind == "slurm" else mpi_options(
+        rest, 0, TABLES[kind])
+    if not options or options[-1].name:
+        return at  # a launcher that names no program: itself
+    inner = at + 1 + options[-1].span[0]
+    return inner + _started_at(words[inner:])
+
+
+def _past_shell_prefix(words: list[str]) -> int:
+    """The index past the words a shell reads before a command: assignments (``A=1``) and
+    ``exec`` / ``command`` with their options (``exec -a NAME``)."""
+    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT
+
+    k = 0
+    while k < len(words) and (ASSIGNMENT.match(words[k]) or words[k] in _SHELL_RUNNERS):
+        runner, k = words[k], k + 1
+        while runner in _SHELL_RUNNERS and k < len(words) and words[k].startswith("-"):
+            option, k = words[k], k + 1
+            if option == "--":
+                break
+            k += runner == "exec" and "a" in option  # exec -a NAME
+    return k
+
+
 def as_run(words: list[str]) -> list[str]:
     """A command's words as a shell runs them: a shell's ``-c`` string split into the command
     it runs (past the shell's own options), up to the first pipe or list separator, without
     output redirections (``> out.txt``, ``2>&1``: where the output goes, not the job's input);
     ``words`` otherwise. An input redirection stays: it is the job's input."""
-    from hpcds1mpi.launch.exec_wrappers import program_index
     from hpcds1mpi.launch.wrapper_program import SHELLS
 
-    k = program_index(words)  # past ``env X=1`` and the like
+    k = _started_at(words)  # past ``env X=1``, ``mpiexec -n 2`` and the like
     if k < len(words) and SHELLS.match(os.path.basename(words[k])):  # its -c string runs
         inner = _shell_string(words[k + 1:])
         if inner is not None:

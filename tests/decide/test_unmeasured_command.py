@@ -261,3 +261,22 @@ def test_a_command_too_long_to_compare_is_not_the_measured_one():
                     "to compare with the measured one")
     assert command_difference(["./jacobi", "8000", "40", *["x"] * 300], MEASURED).startswith(
         "it runs jacobi with other arguments (adds 'x x x")
+
+
+@pytest.mark.parametrize("words, said", [
+    ("./fall jacobi {size} 40", "it runs fall, not jacobi"),  # its argument names it
+    ("./fall ./jacobi {size} 40", "it runs fall, not jacobi"),
+    ("python3 plot.py jacobi {size} 40", "it runs plot.py, not jacobi"),
+    ("exec ./fall jacobi {size} 40", "it runs fall, not jacobi"),
+    ("mpiexec -n 2 ./fall ./jacobi {size} 40", "it runs fall, not jacobi"),
+    # known wrappers, launchers and the shell's own words are stepped over
+    ("A=1 exec -a x env B=2 timeout 60 ./jacobi {size} 40", ""),
+    ("srun --mpi=pmi2 -n 2 numactl -C 0 ./jacobi {size} 40", ""),
+    ("mpiexec -n 2 sh -c 'exec ./jacobi {size} 40'", ""),
+])
+def test_only_known_wrappers_come_before_the_program(words, said):
+    """s41 tester B2: any word of the measured program's name made the words before it a
+    "wrapper": `fall grow {size}` (fall given grow as an argument) was the measured `grow`."""
+    import shlex
+
+    assert command_difference(shlex.split(words), MEASURED) == said
