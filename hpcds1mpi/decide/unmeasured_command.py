@@ -13,7 +13,11 @@ A placeholder's value is the job's where it is known (``grow 16000000`` where th
 line has ``grow {size}`` and the job is asked at 8000 is another job: s40 reviewer F5), else
 any value (tune's, whose layouts vary). The command is read as a shell would run it: a wrapper
 before the program is skipped, a shell's ``-c`` string is the command it runs, an output
-redirection is no argument, and a pipe or list ends the command (s40 reviewer F8). A program
+redirection is no argument (s40 reviewer F8), and a list or pipeline that runs another
+program after it is more than the measured command (s41 tester B1), unless the measured
+line was that list; output handling or set-up after it (``| tee log``, ``; echo done``) is
+no more. Only the shell's own words, known exec wrappers and MPI launchers come before the
+program (s41 tester B2), and a line too long to compare is not the measured one. A program
 of another name is the measured one where it is the same file (a symbolic link to it), and a
 program file is compared only where both files can be read here (a path this machine lacks
 says nothing).
@@ -35,6 +39,9 @@ CHECK = "command"
 _SHELL_RUNNERS = frozenset({"exec", "command"})
 #: Words that end a command: what follows is another command (a pipe, a list).
 _SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
+#: Set-up commands (:data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS`) that may take
+#: a job's time, or run another command: after the measured command they are more than it.
+_TAKE_TIME = frozenset({"sleep", "wait", "source", ".", "eval", "srun", "scontrol"})
 #: An output redirection, its target in the word (``>out``, ``2>&1``) or the next one (``>``).
 _OUTPUT_RE = re.compile(r"^(\d*>>?|&>>?|\d*>&|\d*>\|)(.*)$")
 
@@ -66,6 +73,10 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
         other = _other_file(words[0], measured, cwd)
         if other:
             return f"it runs {other}, another file than the measured {measured}"
+    more = next((k for k, w in enumerate(words) if w in _SEPARATORS), None)
+    if more is not None and not any(t in _SEPARATORS for t in tokens):
+        return (f"it runs more than {name} ({' '.join(words[more:])!r} after it), all in one "
+                "run time")  # s41 tester B1: `grow {size} ; fall 99999999` was the measured
     if max(len(words), len(tokens)) > MAX_WORDS:  # not compared: cannot be called the same
         return (f"it runs {name} with a command line of over {MAX_WORDS} words, too long to "
                 "compare with the measured one")  # (s41 tester B5: read as "no difference")
@@ -130,9 +141,10 @@ def _past_shell_prefix(words: list[str]) -> int:
 
 def as_run(words: list[str]) -> list[str]:
     """A command's words as a shell runs them: a shell's ``-c`` string split into the command
-    it runs (past the shell's own options), up to the first pipe or list separator, without
-    output redirections (``> out.txt``, ``2>&1``: where the output goes, not the job's input);
-    ``words`` otherwise. An input redirection stays: it is the job's input."""
+    it runs (past the shell's own options), without output redirections (``> out.txt``,
+    ``2>&1``: where the output goes, not the job's input), and with what a list or pipeline
+    runs after it (:func:`_runs_after`; ``| tee log`` dropped). An input redirection stays:
+    it is the job's input."""
     from hpcds1mpi.launch.wrapper_program import SHELLS
 
     k = _started_at(words)  # past ``env X=1``, ``mpiexec -n 2`` and the like
@@ -141,16 +153,32 @@ def as_run(words: list[str]) -> list[str]:
         if inner is not None:
             return as_run([*words[:k], *inner])
     out, skip = [], False
-    for word in words:
+    for at, word in enumerate(words):
         if skip:
             skip = False
         elif word in _SEPARATORS:
-            break
+            return out + _runs_after(word, words[at + 1:])
         elif m := _OUTPUT_RE.match(word):
             skip = not m.group(2)  # ``>`` alone: its target is the next word
         else:
             out.append(word)
     return out
+
+
+def _runs_after(separator: str, rest: list[str]) -> list[str]:
+    """What a list or pipeline runs after a command (``; ./fall 9``: the ``separator`` and
+    ``rest`` as run), [] where it runs nothing but output handling or set-up (``| tee log``,
+    ``; echo done``, a trailing ``;``): the job's run time is then the command's alone."""
+    from hpcds1mpi.launch.wrapper_program import SETUP_COMMANDS
+
+    tail = as_run(rest)
+    end = next((k for k, w in enumerate(tail) if w in _SEPARATORS), len(tail))
+    first = tail[_past_shell_prefix(tail[:end]):end]
+    name = os.path.basename(first[0]) if first else ""
+    if separator != "&" and (not first or name == "tee" or (
+            name in SETUP_COMMANDS and name not in _TAKE_TIME)):
+        return tail[end:]  # the next command on (its own separator first)
+    return [separator, *tail]  # ``&``: the job goes on without waiting for it
 
 
 def _shell_string(args: list[str]) -> list[str] | None:
@@ -296,7 +324,7 @@ def judge_launch(launch, command: str | None, workload: str, job_folder: str | N
 
     if launch is None or not command:
         return ""
-    words = launch_words(launch)
+    words = [*launch_words(launch), *launch.then]  # ``; ./fall 9`` after it (s41 tester B1)
     if job_folder is None:  # no file read: a same-named program is taken for the measured one
         words = [w if "/" not in w else os.path.basename(w) for w in words[:1]] + words[1:]
     difference = command_difference(words, str(command), job_folder, launch.stdin or "",

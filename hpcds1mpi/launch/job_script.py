@@ -35,6 +35,8 @@ class Launch:
         in_loop: inside a ``for`` / ``while`` / ``until`` / ``select`` loop (run repeatedly).
         stdin: the line's standard-input redirection as written (``< si-30.in``, ``<<EOF``),
             "" for none: the program reads its input there, which is not read.
+        then: the words the line runs after the launch (``; ./post 9``, ``| tee log``), from
+            the separator on: the job's run time may be theirs too.
         origin: (the scheduler's variables, the script's assignments, how many of those come
             before this line), from which :attr:`scope` is rebuilt when asked for.
         wrapper_unset / wrapper_cleared: the variables an ``env -u NAME`` before the program
@@ -58,6 +60,7 @@ class Launch:
     spans: list[tuple[int, int, str]] = field(default_factory=list)
     in_loop: bool = False
     stdin: str = ""
+    then: tuple[str, ...] = ()
     origin: tuple[dict, list, int] = field(default_factory=lambda: ({}, [], 0), repr=False,
                                            compare=False)
     wrapper_unset: tuple[str, ...] = ()

@@ -207,6 +207,14 @@ def _at_semicolons(word: Word) -> list[Word]:
     return out
 
 
+def commands_after(line: list[Word], last: Word) -> tuple[str, ...]:
+    """The words of ``line`` from the first command separator after the word ``last`` on
+    (``; ./post 9``, ``| tee log``): what the line runs after that command, () for none."""
+    rest = [w for w in line if w.start >= last.end]
+    at = next((k for k, w in enumerate(rest) if w.raw in SHELL_STOP), len(rest))
+    return tuple(w.text for w in rest[at:])
+
+
 #: A number in a directive: ASCII digits only (as the schedulers read them; ``\d`` would take
 #: any script's digits, and Python's ``int`` refuses over 4,300 of them with a ValueError), at
 #: most 12 of them (more than any count or time a scheduler takes).

@@ -41,7 +41,7 @@ from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
-    comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
+    commands_after, comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
     range_note, slurm_options, to_int, words)
 from hpcds1mpi.launch.time_forms import slurm_asks_no_limit
 
@@ -358,7 +358,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
-        for command, stdin in _commands(words(cut, lines[number - 1][1], shell=True)):
+        for command, stdin in _commands(line := words(cut, lines[number - 1][1], shell=True)):
             while command and command[0].raw in ("then", "do", "else", "{", "exec",
                                                   "command", "export", "declare", "local",
                                                   "readonly", "-x"):
@@ -388,7 +388,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 launch = _launch(script, command, prefix, number, last, scope, budget)
                 launch.origin = (base, script.settings, len(script.settings))
                 launch.in_loop = loops > 0
-                launch.stdin = stdin
+                launch.stdin, launch.then = stdin, commands_after(line, command[-1])
                 script.launches.append(launch)
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number

@@ -174,7 +174,10 @@ def test_a_given_program_is_judged_once_and_never_without_a_pick(program_bundle)
     ("./jacobi 1024 40", BASE, "00:01:00"),  # the measured command: cut to its prediction
     ("./jacobi 1024 40 --iterations 1000", "confirm", "01:00:00"),  # another deck: kept
     ("./jacobi 512 40", "confirm", "01:00:00"),  # not the asked size (s40 reviewer F5)
-    ("./fall 1024 40", "confirm", "01:00:00")])
+    ("./fall 1024 40", "confirm", "01:00:00"),
+    ("./jacobi 1024 40 ; ./fall 99999999", "confirm", "01:00:00"),  # s41 tester B1
+    ("./jacobi 1024 40 && ./fall 9", "confirm", "01:00:00"),
+    ("./jacobi 1024 40 2>&1 | tee log", BASE, "00:01:00")])  # output handling: no more
 def test_advise_of_another_command_keeps_the_scripts_time_limit(program_bundle, line, verdict,
                                                                 time):
     """s40 tester B5: `advise --rewrite` of `grow 8000 --iterations 1000` cut the 10 min limit
@@ -280,3 +283,27 @@ def test_only_known_wrappers_come_before_the_program(words, said):
     import shlex
 
     assert command_difference(shlex.split(words), MEASURED) == said
+
+
+@pytest.mark.parametrize("words, said", [
+    ("./jacobi {size} 40 ; ./fall 99999999", "it runs more than jacobi ('; ./fall 99999999' "
+                                            "after it), all in one run time"),
+    ("./jacobi {size} 40 && ./fall 9", "it runs more than jacobi ('&& ./fall 9' after it), "
+                                       "all in one run time"),
+    ("./jacobi {size} 40 | ./fall 9", "it runs more than jacobi ('| ./fall 9' after it), all "
+                                      "in one run time"),
+    ("./jacobi {size} 40 | tee log ; sleep 600", "it runs more than jacobi ('; sleep 600' "
+                                                 "after it), all in one run time"),
+    ("./jacobi {size} 40 &", "it runs more than jacobi ('&' after it), all in one run time"),
+    ("./jacobi {size} 40 2>&1 | tee log", ""),  # output handling and set-up: no more
+    ("./jacobi {size} 40 ; echo done", ""),
+    ("./jacobi {size} 40 ;", ""),
+])
+def test_a_list_or_pipeline_running_more_is_not_the_measured_command(words, said):
+    """s41 tester B1: everything after `;`, `&&` or `|` was dropped, so `grow {size} ; fall
+    99999999` was the measured `grow {size}` (advise --rewrite then cut the time limit)."""
+    import shlex
+
+    assert command_difference(shlex.split(words), MEASURED) == said
+    listed = "./jacobi {size} 40 ; ./fall 99999999"  # unless the measured line was that list
+    assert command_difference(shlex.split(listed), listed) == ""

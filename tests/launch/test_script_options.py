@@ -39,3 +39,12 @@ def test_the_launchers_a_script_line_is_read_with(command, kind):
     from hpcds1mpi.launch.script_options import launcher_kind
 
     assert launcher_kind(command) == kind
+
+
+def test_commands_after_a_launch_are_read_from_the_separator_on():
+    """s41 tester B1: what a launch line runs after `;` / `&&` / `|` was dropped unread."""
+    from hpcds1mpi.launch.script_options import commands_after, words
+
+    line = words("srun ./app 8 > log ; ./post 'a b' | tee x", shell=True)
+    assert commands_after(line, line[2]) == (";", "./post", "a b", "|", "tee", "x")
+    assert commands_after(line[:3], line[2]) == ()
