@@ -149,6 +149,11 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle,
             return f"{head}: line {launch.line} runs {ran!r}, whose {unresolved}"
         fed = (f" (its input comes from {launch.stdin!r}: advise reads the program's arguments, "
                "not what a standard-input redirection feeds it)") if launch and launch.stdin else ""
+        glued = launch and script and re.search(r"(?:^|\s)([0-9]{2,})([<>])", _line(
+            script, launch.line))  # s41 tester B4: `./grow 8000>log`
+        fed += (f" (the shell reads {glued.group(1)}{glued.group(2)} as a redirection of file "
+                f"descriptor {glued.group(1)}, not as an argument: put a space before "
+                f"'{glued.group(2)}')") if glued else ""
         return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
                 f"have the form of its measured command {template!r}, so the size cannot be "
                 f"read{fed}; pass --size")
@@ -156,6 +161,12 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle,
     why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
         "the same command ran at every size measured: the size is in its input"
     return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
+
+
+def _line(script: JobScript, number: int) -> str:
+    """The text of line ``number`` of ``script``."""
+    lines = script.text.split("\n")
+    return lines[number - 1] if 0 < number <= len(lines) else ""
 
 
 def _unresolved_size(script: JobScript | None, launch: Launch, template: str) -> str:

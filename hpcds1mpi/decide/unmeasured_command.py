@@ -296,16 +296,15 @@ def given_words(program) -> list[str]:
         ConfigError: a line that cannot be split (an unbalanced quote), or a blank one: it
             names no command to compare, so it cannot be called the measured one (s41 tester
             B6: both were judged "the measured command")."""
-    import shlex
-
     from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.shell_words import words as shell_words
 
-    if isinstance(program, str):
-        try:
-            words = shlex.split(program)
-        except ValueError as exc:
-            raise ConfigError(f"program {program!r} cannot be parsed ({exc}); fix its "
-                              "quoting") from None
+    if isinstance(program, str):  # split as sh does: ``{size}>log`` is a word and a
+        try:  # redirection (s41 tester B4), as advise's script reader splits a line
+            words = [w.text for w in shell_words(program, shell=True)]
+        except ConfigError:
+            raise ConfigError(f"program {program!r} cannot be parsed (unbalanced quotes); "
+                              "fix its quoting") from None
     else:
         words = [str(w) for w in program]
     if not any(w.strip() for w in words):

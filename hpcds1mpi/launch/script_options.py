@@ -9,15 +9,12 @@ value and nothing else.
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import re
-import shlex
 from dataclasses import dataclass
-from typing import NamedTuple
 
-from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.shell_words import Word, comment_start, words  # noqa: F401 - read here
 
 # Option tables: spelled -> (canonical name, number of values). getopt_long's optional
 # arguments (--exclusive[=x]) take a value only after '=': listed with 0.
@@ -120,91 +117,7 @@ class Option:
     raw: str = ""
 
 
-# ---- words ----------------------------------------------------------------------------------
-
-
-def comment_start(text: str, anywhere: bool) -> int:
-    """Offset of the comment in ``text`` (``len(text)`` when none): an unquoted, unescaped
-    ``#`` anywhere (sbatch's directive rule) or at the start of a word (the shell's)."""
-    quote, escaped = "", False
-    for i, ch in enumerate(text):
-        if escaped:
-            escaped = False
-        elif ch == "\\" and quote != "'":
-            escaped = True
-        elif quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and (anywhere or i == 0 or text[i - 1].isspace()):
-            return i
-    return len(text)
-
-
-_SUBST_RE = re.compile(r"\$\((?:[^()]|\([^()]*\))*\)|`[^`]*`")
-_MASK = str.maketrans({" ": "\x01", "\t": "\x02", "'": "\x03", '"': "\x04"})
-_UNMASK = {ord(v): chr(k) for k, v in _MASK.items()}
-
-
-class Word(NamedTuple):
-    """A shell word: its value (quotes removed), its (start, end) in the script, as written."""
-
-    text: str
-    start: int
-    end: int
-    raw: str
-
-
-def words(text: str, offset: int = 0, shell: bool = False) -> list[Word]:
-    """Shell words of ``text`` (no comment); offsets are ``offset`` plus those in ``text``;
-    ``shell``: a command line, where an unquoted ``;`` ends a command even inside a word.
-
-    Raises:
-        ConfigError: unbalanced quotes.
-    """
-    original = text
-    # shlex knows no $(...) or `...`: their blanks and quotes are masked (same length, so the
-    # offsets hold) and put back in each word.
-    text = _SUBST_RE.sub(lambda m: m.group(0).translate(_MASK), text)
-    stream = io.StringIO(text)
-    lex = shlex.shlex(stream, posix=True)
-    lex.whitespace_split, lex.commenters = True, ""
-    out = []
-    while True:
-        before = stream.tell()
-        try:
-            word = lex.get_token()
-        except ValueError as exc:
-            raise ConfigError(f"unbalanced quotes in {text.strip()[:80]!r} ({exc})") from None
-        if word is None:
-            return out
-        after = stream.tell()
-        start = before + len(text[before:after]) - len(text[before:after].lstrip())
-        end = after - 1 if after > start and text[after - 1].isspace() else after
-        found = Word(word.translate(_UNMASK), start + offset, end + offset, original[start:end])
-        out += _at_semicolons(found) if shell else [found]
-
-
-def _at_semicolons(word: Word) -> list[Word]:
-    """``3;`` / ``5;done`` split where the shell ends a command (``for i in 1 2; do``);
-    a quoted, escaped (``\\;``) or substituted ``;`` stays in its word."""
-    raw = word.raw
-    if raw == ";" or ";" not in raw or raw.endswith("\\;") or "$(" in raw or "`" in raw:
-        return [word]
-    if any(c in raw for c in "'\"\\"):  # quoted: only a last `;` outside the quotes
-        if not raw.endswith(";"):
-            return [word]
-        return [Word(word.text[:-1], word.start, word.end - 1, raw[:-1]),
-                Word(";", word.end - 1, word.end, ";")]
-    out, pos = [], word.start
-    for k, part in enumerate(raw.split(";")):
-        if k:
-            out.append(Word(";", pos, pos + 1, ";"))
-            pos += 1
-        if part:
-            out.append(Word(part, pos, pos + len(part), part))
-        pos += len(part)
-    return out
+# ---- words: hpcds1mpi.launch.shell_words ---------------------------------------------------
 
 
 def commands_after(line: list[Word], last: Word) -> tuple[str, ...]:

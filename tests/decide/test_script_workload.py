@@ -204,3 +204,17 @@ def test_an_hpcds1mpi_run_line_with_kernel_options_is_that_deck():
     assert match_workload(script.launch, ["stencil"], RecordedCommands({})) is None
     plain = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 96\n")
     assert match_workload(plain.launch, labels, RecordedCommands({})) == "stencil"
+
+
+def test_a_size_glued_to_a_redirection_is_said_to_be_a_file_descriptor():
+    """s41 tester B4: `./grow 8000>log` is refused (the shell runs `./grow` with file
+    descriptor 8000 redirected, no argument); the refusal now says why."""
+    from hpcds1mpi.decide.script_workload import no_size
+
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun ./grow 8000>log\n")
+    assert script.launch.args == []
+    message = no_size("grow", script.launch, "./grow {size}", None, script)
+    assert "reads 8000> as a redirection of file descriptor 8000" in message
+    spaced = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun ./grow 8000 out.h5>log\n")
+    assert size_from(spaced.launch, "./grow {size} out.h5") == 8000  # `>log` apart
+    assert spaced.launch.args == ["8000", "out.h5"]

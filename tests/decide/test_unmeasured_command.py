@@ -307,3 +307,17 @@ def test_a_list_or_pipeline_running_more_is_not_the_measured_command(words, said
     assert command_difference(shlex.split(words), MEASURED) == said
     listed = "./jacobi {size} 40 ; ./fall 99999999"  # unless the measured line was that list
     assert command_difference(shlex.split(listed), listed) == ""
+
+
+@pytest.mark.parametrize("program, said", [
+    ("./jacobi {size}>log 40", ""),  # s41 tester B4: the word and an output redirection
+    ("./jacobi {size} 40>log", "it runs jacobi with other arguments (leaves out '40')"),
+    # digits glued to `>` are its file descriptor: the program is not given 40
+    ("./jacobi {size} 40 extra>log", "it runs jacobi with other arguments (adds 'extra')"),
+    ("./jacobi {size} 40;./fall 9", "it runs more than jacobi ('; ./fall 9' after it), all "
+                                    "in one run time"),
+])
+def test_a_program_line_splits_as_sh_splits_it(program, said):
+    from hpcds1mpi.decide.unmeasured_command import given_words
+
+    assert command_difference(given_words(program), MEASURED) == said
