@@ -83,6 +83,7 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
     name; an interpreter's program: ``python3 app.py``), any of a label's when its rows ran
     several (:class:`RecordedCommands`)."""
     words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    words += _shell_command(words)  # `sh -c './grow 8000'`: its command's (s41 tester B3)
     by_program: dict[str, list[tuple[str, str]]] = {}
     for label, lines in sorted(_lines_of(commands).items()):
         for command in lines:
@@ -102,6 +103,19 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
         if found:  # whose command the script's is, else whose size it shows
             return max(found, key=lambda x: (fits_command(launch, x[1]), "{size}" in x[1]))[0]
     return None
+
+
+def _shell_command(words: list[str]) -> list[str]:
+    """The words of the ``-c`` string where ``words`` run a shell with one (the command
+    check's reader: :func:`~hpcds1mpi.decide.unmeasured_command.shell_string`), else []."""
+    import os
+
+    from hpcds1mpi.decide.unmeasured_command import shell_string
+    from hpcds1mpi.launch.wrapper_program import SHELLS
+
+    if not words or not SHELLS.match(os.path.basename(words[0])):
+        return []
+    return shell_string(words[1:]) or []
 
 
 def _size_argument(launch: Launch | None) -> str | None:

@@ -37,6 +37,8 @@ CHECK = "command"
 
 #: Shell builtins that run the command after them (and their options).
 _SHELL_RUNNERS = frozenset({"exec", "command"})
+#: bash's long options that take the next word.
+_SHELL_VALUED = frozenset({"--rcfile", "--init-file"})
 #: Words that end a command: what follows is another command (a pipe, a list).
 _SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
 #: Set-up commands (:data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS`) that may take
@@ -149,7 +151,7 @@ def as_run(words: list[str]) -> list[str]:
 
     k = _started_at(words)  # past ``env X=1``, ``mpiexec -n 2`` and the like
     if k < len(words) and SHELLS.match(os.path.basename(words[k])):  # its -c string runs
-        inner = _shell_string(words[k + 1:])
+        inner = shell_string(words[k + 1:])
         if inner is not None:
             return as_run([*words[:k], *inner])
     out, skip = [], False
@@ -181,15 +183,31 @@ def _runs_after(separator: str, rest: list[str]) -> list[str]:
     return [separator, *tail]  # ``&``: the job goes on without waiting for it
 
 
-def _shell_string(args: list[str]) -> list[str] | None:
-    """The words of the ``-c`` string a shell given ``args`` runs; None without one (a script
-    file, or a string that does not split)."""
-    for k, arg in enumerate(args):
-        if not arg.startswith("-") or arg == "--":
-            return None
-        if not arg.startswith("--") and "c" in arg[1:] and k + 1 < len(args):
-            return split_command(args[k + 1]) or None
-    return None
+def shell_string(args: list[str]) -> list[str] | None:
+    """The words of the ``-c`` string a shell given ``args`` runs (split as sh splits a line:
+    :mod:`~hpcds1mpi.launch.shell_words`); None without one (a script file, or a string that
+    does not split). The shell's options are read as sh and bash read them: ``-o pipefail``,
+    ``-O extglob`` and bash's ``--rcfile FILE`` take the next word (s41 tester B3: ``sh -o
+    pipefail -c '...'`` was read as running ``pipefail``), ``+o`` alike."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.shell_words import words as shell_words
+
+    k, command = 0, False
+    while k < len(args) and args[k][:1] in ("-", "+") and args[k] not in ("-", "+"):
+        option, k = args[k], k + 1
+        if option == "--":
+            break
+        if option.startswith("--"):
+            k += option in _SHELL_VALUED
+            continue
+        command = command or "c" in option[1:]
+        k += sum(letter in "oO" for letter in option[1:])  # each takes a word
+    if not command or k >= len(args):
+        return None
+    try:
+        return [w.text for w in shell_words(args[k], shell=True)] or None
+    except ConfigError:
+        return None
 
 
 def _filled(words: list[str], values: Mapping[str, str]) -> list[str]:

@@ -218,3 +218,12 @@ def test_a_size_glued_to_a_redirection_is_said_to_be_a_file_descriptor():
     spaced = read_script("#!/bin/bash\n#SBATCH -n 2\nsrun ./grow 8000 out.h5>log\n")
     assert size_from(spaced.launch, "./grow {size} out.h5") == 8000  # `>log` apart
     assert spaced.launch.args == ["8000", "out.h5"]
+
+
+def test_the_workload_is_read_inside_a_shells_command_string():
+    """s41 tester B3: `mpiexec -n 2 sh -c './grow 8000'` was "the program 'sh' matches no
+    workload", while the command check read the same string as the measured command."""
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\n"
+                         "mpiexec -n 2 sh -o pipefail -c './grow 8000'\n")
+    assert match_workload(script.launch, ["grow"], {"grow": "./grow {size}"}) == "grow"
+    assert match_workload(script.launch, ["other"], {"other": "./other {size}"}) is None

@@ -118,6 +118,12 @@ def test_a_link_of_another_name_to_the_measured_program_is_the_measured_program(
                                                  "(adds '< deck.in')"),  # its input: kept
     (["sh", "-c", "./fall 8000 40"], "it runs fall, not jacobi"),
     (["sh", "run.sh", "8000"], "it runs run.sh, not jacobi"),  # a script file: as given
+    # s41 tester B3: an option's value is no program ("it runs pipefail, not jacobi")
+    (["sh", "-o", "pipefail", "-c", "./jacobi 8000 40"], ""),
+    (["bash", "--rcfile", "rc", "-O", "extglob", "+o", "posix", "-ec", "./jacobi 8 40"], ""),
+    (["sh", "-o", "pipefail", "-c", "./fall 8000 40"], "it runs fall, not jacobi"),
+    (["sh", "-c", "./jacobi 8000 40>log"], "it runs jacobi with other arguments (leaves out "
+                                           "'40')"),  # bash: 40> is file descriptor 40
 ])
 def test_a_command_is_read_as_a_shell_runs_it(words, said):
     assert command_difference(words, MEASURED) == said
