@@ -49,13 +49,16 @@ _OUTPUT_RE = re.compile(r"^(\d*>>?|&>>?|\d*>&|\d*>\|)(.*)$")
 
 
 def command_difference(words: list[str], command: str | None, cwd: str | None = None,
-                       stdin: str = "", values: Mapping[str, object] | None = None) -> str:
+                       stdin: str = "", values: Mapping[str, object] | None = None,
+                       files: bool = True) -> str:
     """How the command ``words`` (its program among them) differs from the measured
     ``command``, one phrase: another program, another file of the program's name (a relative
     path read from ``cwd``, default here), other arguments (or a standard input), or a value
     other than the job's where ``command`` has its placeholder (``values``: the job's, by
     placeholder name; one not given takes any value); "" where it runs the measured command
-    or either is unknown."""
+    or either is unknown. ``files`` False (a web request's command): no file is opened or
+    looked at, the words alone are compared, a program of the measured one's name taken for
+    it (s41 tester B7)."""
     from hpcds1mpi.decide.advise_launch import MAX_WORDS, other_arguments
 
     tokens = as_run(split_command(command or ""))
@@ -67,6 +70,8 @@ def command_difference(words: list[str], command: str | None, cwd: str | None = 
     # the program is the word past known wrappers and launchers only: a word of the measured
     # program's name further on is an argument (s41 tester B2: `fall grow {size}` passed)
     words = words[program_in(words):]
+    if not files:  # a bare name is looked up nowhere (:func:`_found_here`)
+        words = [os.path.basename(words[0]), *words[1:]]
     if stem(words[0]) != stem(measured):
         if not _same_file(words[0], measured, cwd):
             return f"it runs {os.path.basename(words[0])}, not {name}"
@@ -283,13 +288,15 @@ def measured_lines(rec) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c for c in (rec.program_command, *others) if c))
 
 
-def judge_given_program(rec, program, cwd: str | None = None) -> str:
+def judge_given_program(rec, program, cwd: str | None = None, files: bool = True) -> str:
     """For a recommendation ``rec`` with a pick and a given ``program`` (``recommend
     --program``, the service's and the API's ``program``: a command line or its words): the
     reason it is not the measured command (a placeholder's value other than the pick's and
     the asked size among them), with ``rec.verdict`` made at most ``confirm``
     (:func:`confirm_unmeasured`); "" where it runs a measured line, or there is nothing to
-    compare (no pick, a kernel, no recorded command)."""
+    compare (no pick, a kernel, no recorded command). ``files`` False (the service): the
+    command's words alone are compared, no path it names opened or looked at, and the reason
+    says so (s41 tester B7: the service had told a client which files exist on its host)."""
     from hpcds1mpi.launch.program import placeholder_values
 
     if program is None:
@@ -299,10 +306,12 @@ def judge_given_program(rec, program, cwd: str | None = None) -> str:
         return ""
     lines = measured_lines(rec)
     values = placeholder_values(rec.picked.choice.config(), rec.size)
-    differences = [command_difference(words, line, cwd, values=values) for line in lines]
+    differences = [command_difference(words, line, cwd, values=values, files=files)
+                   for line in lines]
     if not differences or not all(differences):
         return ""
-    reason = unmeasured_reason(rec.workload, lines[0], differences[0])
+    reason = unmeasured_reason(rec.workload, lines[0], differences[0] + (
+        "" if files else " (compared by its words only: no file it names is looked at)"))
     confirm_unmeasured(rec.verdict, reason)
     return reason
 
@@ -342,8 +351,6 @@ def judge_launch(launch, command: str | None, workload: str, job_folder: str | N
     if launch is None or not command:
         return ""
     words = [*launch_words(launch), *launch.then]  # ``; ./fall 9`` after it (s41 tester B1)
-    if job_folder is None:  # no file read: a same-named program is taken for the measured one
-        words = [w if "/" not in w else os.path.basename(w) for w in words[:1]] + words[1:]
     difference = command_difference(words, str(command), job_folder, launch.stdin or "",
-                                    values)
+                                    values, files=job_folder is not None)
     return unmeasured_reason(workload, str(command), difference) if difference else ""

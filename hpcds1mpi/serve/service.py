@@ -279,7 +279,8 @@ class Service(AnswerCache):
         unmet = unmet_constraints(rec)
         if unmet:
             raise ConfigError(unmet)
-        judge_given_program(rec, req.program)  # another program or deck: not auto (s40 B3)
+        # another program or deck: not auto (s40 B3); its words only, no file (s41 B7)
+        judge_given_program(rec, req.program, files=False)
         data = to_dict(rec)
         data["runtime"] = runtime_note(self.bundle, req.workload)  # as `recommend --json` says
         if req.emit:  # a script that cannot be written (a job name the scheduler would

@@ -327,3 +327,47 @@ def test_a_program_line_splits_as_sh_splits_it(program, said):
     from hpcds1mpi.decide.unmeasured_command import given_words
 
     assert command_difference(given_words(program), MEASURED) == said
+
+
+def test_the_service_compares_a_programs_words_and_opens_no_file(tmp_path, monkeypatch):
+    """s41 tester B7: `/v1/recommend` stat'ed and resolved the links of the paths a request
+    names (on the server, a relative one from the server's folder): its answer told a client
+    which files exist there, against the README's "no endpoint opens a path named in a
+    request"."""
+    from hpcds1mpi.serve.schemas import RecommendRequest
+    from hpcds1mpi.serve.service import Service
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "other").mkdir()
+    measured = tmp_path / "src" / "jacobi"
+    measured.write_text("#!/bin/sh\n")
+    shutil.copy(measured, tmp_path / "other" / "jacobi")  # another file of its name
+    bundle = FakeBundle(workloads=("stencil", "myjac"), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"myjac": MeasuredLevels(
+        "myjac", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2, 4), nodes=(1, 2), command=f"{measured} {{size}} 40")}
+    other = f"{tmp_path / 'other' / 'jacobi'} {{size}} 40"
+    assert "another file" in judge_given_program(  # the CLI and the API look: another file
+        recommend(bundle, "myjac", 1024, places()), other)
+
+    def guarded(real):
+        def look(path, *args, **kwargs):
+            assert "jacobi" not in str(path), f"a file the request names was looked at: {path}"
+            return real(path, *args, **kwargs)
+        return look
+
+    answers = []
+    for program in (other, "/nonexistent/jacobi {size} 40", "./jacobi {size} 80"):
+        rec = recommend(bundle, "myjac", 1024, places())
+        req = RecommendRequest(workload="myjac", size=1024, program=program)
+        with monkeypatch.context() as m:
+            for name in ("isfile", "realpath", "exists", "samefile", "islink"):
+                m.setattr(os.path, name, guarded(getattr(os.path, name)))
+            m.setattr(os, "stat", guarded(os.stat))
+            data = Service(None, None, tmp_path)._respond(req, rec)
+        answers.append([r for r in data["verdict"]["reasons"] if "command is not" in r])
+    assert answers[0] == answers[1] == []  # by its words, either is the measured program
+    assert answers[2] and answers[2][0].count("compared by its words only: no file it names "
+                                              "is looked at") == 1
