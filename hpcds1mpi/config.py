@@ -29,6 +29,12 @@ STATUSES = ("ok", "failed", "timeout", "oom", "unsupported", "wrong", "crashed",
             "interrupted")
 #: Ended badly because of the configuration or the program: what the failure model learns.
 FAILURE_STATUSES = frozenset({"failed", "timeout", "oom", "crashed", "wrong"})
+#: Cut short at a limit (the sweep's own ``--timeout``, a job's time limit): the run ran longer
+#: than that, a lower bound on its runtime, not a failure of the configuration (s40 tester B12).
+TIMEOUT = "timeout"
+#: The failures the failure classifier and the measured failure evidence count: every failure
+#: status but a :data:`TIMEOUT` (``decide.timed_out`` bounds the runtime with those instead).
+FAILED_TO_RUN = FAILURE_STATUSES - {TIMEOUT}
 #: Says nothing about how the configuration runs: never tried (``unsupported``: the kernel
 #: declares it cannot), stopped by a person or the scheduler (``cancelled``), or cut short
 #: with the sweep (``interrupted``).

@@ -15,19 +15,27 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
 def _unlearnt(bundle) -> tuple[int, int, dict[str, int]]:
-    """(kept rows, rows not learnt from among them, those rows by status): a run that says
-    nothing about its configuration (``config.UNINFORMATIVE_STATUSES``: interrupted,
-    cancelled, unsupported) trains no target, however the sampler marked it."""
-    from hpcds1mpi.config import UNINFORMATIVE_STATUSES
+    """(kept rows not learnt from, all rows not learnt from, those rows by status): a run
+    that says nothing about its configuration (``config.UNINFORMATIVE_STATUSES``:
+    interrupted, cancelled, unsupported) or that ran past its limit (``config.TIMEOUT``: no
+    failure, no runtime either, ``surrogates.targets``) trains no target, however the sampler
+    marked it."""
+    from hpcds1mpi.config import TIMEOUT, UNINFORMATIVE_STATUSES
 
     frame = bundle.training_frame()
     if "status" not in frame.columns:
         return 0, 0, {}
     status = frame["status"].astype(str)
-    silent = status.isin(UNINFORMATIVE_STATUSES)
+    silent = status.isin(UNINFORMATIVE_STATUSES | {TIMEOUT})
     kept = frame["kept"].astype(bool) if "kept" in frame.columns else silent | ~silent
     return int((kept & silent).sum()), int(silent.sum()), \
         {k: int(v) for k, v in status[silent].value_counts().sort_index().items()}
+
+
+#: What ``train`` says of the runs that timed out: why no target learns from them.
+TIMED_OUT_WORDS = ("a timeout ran longer than its limit (the sweep's --timeout, a job's time "
+                   "limit), which is no failure: recommend bounds that configuration's "
+                   "runtime there by the limit")
 
 
 def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
@@ -47,9 +55,12 @@ def summary_lines(bundle, out: str, runtime_gaps=None) -> list[str]:
         f"targets: {', '.join(m['targets'])}; workloads: {len(m['workloads'])}; "
         f"machines: {len(m['machine_ids'])}",
     ]
-    if silent:
-        lines.append(f"  left out {silent} run(s) with no outcome to learn from ("
+    timed_out = by_status.pop("timeout", 0)
+    if silent - timed_out:
+        lines.append(f"  left out {silent - timed_out} run(s) with no outcome to learn from ("
                      + ", ".join(f"{n} {k}" for k, n in by_status.items()) + ")")
+    if timed_out:
+        lines.append(f"  left out {timed_out} timeout run(s) from the targets: {TIMED_OUT_WORDS}")
     lines += left_out_targets(bundle)
     for target in ("runtime_s", "energy_j", "peak_rss_mb"):
         if target in m["metrics"]:

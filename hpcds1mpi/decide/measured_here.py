@@ -17,12 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcds1mpi.config import FAILURE_STATUSES, OK
+from hpcds1mpi.config import FAILED_TO_RUN, OK
 
 CONFIG_COLUMNS = ("nodes", "ranks_per_node", "threads", "device", "precision")
-#: A run cut short at the sweep's own limit: it ran longer than that, which is no failure of
-#: the configuration (s40 tester B12); :mod:`~hpcds1mpi.decide.timed_out` bounds its runtime.
-TIMEOUT = "timeout"
 
 
 def candidate_codes(cols: dict):
@@ -98,7 +95,7 @@ def layout_text(nodes, ranks_per_node, threads, device, precision) -> str:
 def workload_runs(bundle, workload: str) -> dict | None:
     """partition -> (configuration codes, sizes, ok mask, failure mask) of ``workload``'s
     training rows, read once per bundle and workload (only the question's size changes: s30
-    review); None without rows. A :data:`TIMEOUT` is in neither mask."""
+    review); None without rows. A ``timeout`` is in neither mask."""
     from hpcds1mpi.decide import bundle_cache
 
     return bundle_cache.memo(bundle, ("measured_here", workload),
@@ -120,7 +117,7 @@ def _read_runs(bundle, workload: str) -> dict | None:
             else np.asarray([])
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
         return None
-    good, bad = status == OK, np.isin(status, sorted(FAILURE_STATUSES - {TIMEOUT}))
+    good, bad = status == OK, np.isin(status, sorted(FAILED_TO_RUN))
     return {p: (codes[on], sizes[on], good[on], bad[on])
             for p in np.unique(partitions).tolist() for on in [partitions == p]}
 

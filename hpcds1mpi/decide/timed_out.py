@@ -24,8 +24,8 @@ import re
 
 import numpy as np
 
-from hpcds1mpi.decide.measured_here import (CONFIG_COLUMNS, TIMEOUT, candidate_codes,
-                                            layout_text)
+from hpcds1mpi.config import TIMEOUT
+from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, candidate_codes, layout_text
 
 #: Column: the sizes a candidate's configuration timed out at on its hardware, as text.
 TIMED_OUT_SIZES = "timed_out_sizes"

@@ -280,6 +280,32 @@ def test_the_row_counts_leave_out_runs_with_no_outcome_and_say_so():
     assert "  left out 1 run(s) with no outcome to learn from (1 interrupted)" in lines
 
 
+def test_timeouts_train_no_target_and_train_says_how_they_are_treated():
+    """A run cut short at the sweep's --timeout is no failure label and has no runtime: it
+    trains no target, and train says what recommend makes of it."""
+    import pandas as pd
+
+    from hpcds1mpi.commands import train
+
+    class Trained:
+        manifest = {"family": "xgboost", "n_members": 5, "use_embedding": False,
+                    "sampling": {"n_kept": 5, "n_total": 5, "target_rate": 1.0,
+                                 "achieved_rate": 1.0, "seed": 0},
+                    "targets": ["runtime_s"], "workloads": ["fft"], "machine_ids": ["m"],
+                    "metrics": {"train_seconds": {"sampling": 0.0, "fit": 0.0}}}
+
+        def training_frame(self):
+            return pd.DataFrame({"status": ["ok", "ok", "timeout", "timeout", "cancelled"],
+                                 "kept": [True] * 5})
+
+    lines = train.summary_lines(Trained(), "model")
+    assert " on 2 of 2 rows " in lines[0]
+    assert "  left out 1 run(s) with no outcome to learn from (1 cancelled)" in lines
+    words = train.TIMED_OUT_WORDS
+    assert f"  left out 2 timeout run(s) from the targets: {words}" in lines
+    assert "no failure" in words and "--timeout" in words
+
+
 def test_a_job_table_with_many_sub_second_jobs_trains_and_says_what_it_left_out(tmp_path):
     """3 of 20 ok jobs at 0 s (sacct's ElapsedRaw for a job under a second) refused the table:
     'fix or drop those rows', which no option does; no run-time column said the same."""

@@ -12,11 +12,24 @@ from tests.surrogates.test_bundle import make_runs
 
 
 def test_failure_labels_and_log_targets():
-    status = pd.Series(["ok", "oom", "timeout", "failed", "unsupported", "wrong"])
-    assert np.array_equal(failure_labels(status), [0, 1, 1, 1, np.nan, 1], equal_nan=True)
+    status = pd.Series(["ok", "oom", "failed", "unsupported", "wrong", "crashed"])
+    assert np.array_equal(failure_labels(status), [0, 1, 1, np.nan, 1, 1], equal_nan=True)
     frame = pd.DataFrame({"status": ["ok", "oom", "ok"], "runtime_s": [2.0, np.nan, 0.0]})
     y = target_values(frame, "runtime_s")
     assert y[0] == pytest.approx(np.log(2.0)) and np.isnan(y[1]) and np.isnan(y[2])
+
+
+def test_a_timeout_is_no_failure_label():
+    """A run the sweep's --timeout cut short ran longer than the limit: the classifier learns
+    nothing from it (NaN), as the measured failure evidence counts no timeout (s40 tester B12)."""
+    labels = failure_labels(pd.Series(["ok", "timeout", "oom", "timeout"]))
+    assert np.array_equal(labels, [0, np.nan, 1, np.nan], equal_nan=True)
+    from hpcds1mpi.config import FAILED_TO_RUN, FAILURE_STATUSES
+
+    assert FAILED_TO_RUN == FAILURE_STATUSES - {"timeout"}
+    frame = pd.DataFrame({"status": ["timeout", "ok"], "runtime_s": [2.0, 1.5]})
+    assert np.isnan(target_values(frame, "failed")[0])  # nor a runtime: decide.timed_out bounds it
+    assert np.isnan(target_values(frame, "runtime_s")[0])
 
 
 def test_bayesian_bootstrap_weights_whole_problems_and_keeps_every_one():
