@@ -7,7 +7,10 @@ evaluation, the recipe cross-validation) needs one measured outcome per configur
 "best measured" becomes the luckiest of R draws. :func:`collapse_rounds` gives it: the median
 runtime (and energy) of the rounds, their spread folded into ``noise``, the repeats summed. A
 configuration that failed in any round keeps that failure: it is a crash risk, whatever the
-other rounds did; a round that says nothing of how it runs (``interrupted``, ``cancelled``,
+other rounds did. A round the sweep's ``--timeout`` cut short is no failure (it ran longer than
+the limit, ``config.TIMEOUT``): a configuration ok in other rounds becomes the median of its ok
+rounds, its ``error`` saying how many rounds timed out and why; one that only timed out stays
+a timeout. A round that says nothing of how it runs (``interrupted``, ``cancelled``,
 ``unsupported``) is left out while another round says something. Rows of a sweep without
 rounds pass through unchanged.
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hpcds1mpi.config import FAILURE_STATUSES, OK, UNINFORMATIVE_STATUSES
+from hpcds1mpi.config import FAILED_TO_RUN, OK, TIMEOUT, UNINFORMATIVE_STATUSES
 
 #: What identifies a configuration of a problem across rounds (those present are used); the
 #: sweep id keeps two measurements of the same configuration (two files, two plans) apart.
@@ -48,24 +51,16 @@ def collapse_rounds(frame):
         informative = ~said.isin(UNINFORMATIVE_STATUSES) if said is not None else None
         if informative is not None and informative.any():
             rows, said = rows[informative], said[informative]
-        if said is not None and (said != OK).any():
-            failed = said.isin(FAILURE_STATUSES)
-            row = rows[failed].iloc[0].copy() if failed.any() else rows.iloc[0].copy()
+        if said is None or (said == OK).all():
+            row = _median_row(rows)
+        elif said.isin(FAILED_TO_RUN).any():
+            row = rows[said.isin(FAILED_TO_RUN)].iloc[0].copy()
+        elif (said == OK).any() and (said == TIMEOUT).any():
+            row = _median_row(rows[said == OK])
+            if "error" in rows.columns:
+                row["error"] = _timed_out_note(rows[said == TIMEOUT], len(rows))
         else:
             row = rows.iloc[0].copy()
-            for col in MEDIANS:
-                if col in rows.columns:
-                    row[col] = _median(pd.to_numeric(rows[col], errors="coerce"))
-            runtimes = pd.to_numeric(rows["runtime_s"], errors="coerce").to_numpy(float)
-            if "noise" in rows.columns and np.isfinite(runtimes).all() and row["runtime_s"] > 0:
-                between = float((runtimes.max() - runtimes.min()) / row["runtime_s"])
-                within = _median(pd.to_numeric(rows["noise"], errors="coerce"))
-                row["noise"] = max(between, within) if np.isfinite(within) else between
-            if "repeats" in rows.columns:
-                row["repeats"] = int(pd.to_numeric(rows["repeats"], errors="coerce").sum())
-            for col, fold in (("runtime_min_s", "min"), ("runtime_max_s", "max")):
-                if col in rows.columns:  # pandas skips NaN and gives NaN for none, silently
-                    row[col] = float(getattr(pd.to_numeric(rows[col], errors="coerce"), fold)())
         folded.append(row)
     merged = pd.DataFrame(folded)
     for col in frame.columns:  # rows taken out as Series come back as objects
@@ -75,6 +70,37 @@ def collapse_rounds(frame):
             pass
     out = pd.concat([single, merged], ignore_index=False).sort_index()
     return out.reset_index(drop=True)
+
+
+def _median_row(rows):
+    """One row of ok ``rows``: the median of :data:`MEDIANS`, the spread between them folded
+    into ``noise``, the repeats summed, the extremes of the runtime kept."""
+    import pandas as pd
+
+    row = rows.iloc[0].copy()
+    for col in MEDIANS:
+        if col in rows.columns:
+            row[col] = _median(pd.to_numeric(rows[col], errors="coerce"))
+    runtimes = pd.to_numeric(rows["runtime_s"], errors="coerce").to_numpy(float)
+    if "noise" in rows.columns and np.isfinite(runtimes).all() and row["runtime_s"] > 0:
+        between = float((runtimes.max() - runtimes.min()) / row["runtime_s"])
+        within = _median(pd.to_numeric(rows["noise"], errors="coerce"))
+        row["noise"] = max(between, within) if np.isfinite(within) else between
+    if "repeats" in rows.columns:
+        row["repeats"] = int(pd.to_numeric(rows["repeats"], errors="coerce").sum())
+    for col, fold in (("runtime_min_s", "min"), ("runtime_max_s", "max")):
+        if col in rows.columns:  # pandas skips NaN and gives NaN for none, silently
+            row[col] = float(getattr(pd.to_numeric(rows[col], errors="coerce"), fold)())
+    return row
+
+
+def _timed_out_note(timed_out, rounds: int) -> str:
+    """What an ok configuration's ``error`` says of its ``timed_out`` rounds (of ``rounds``
+    informative ones): how many, and the first one's reason."""
+    reason = str(timed_out["error"].iloc[0]) if "error" in timed_out.columns else ""
+    reason = "" if reason in ("", "nan", "None") else f" ({reason})"
+    return (f"{len(timed_out)} of {rounds} rounds timed out{reason}: the runtime is the "
+            f"median of the {rounds - len(timed_out)} ok rounds")
 
 
 def first_rounds(runs, count: int):

@@ -37,6 +37,26 @@ def test_a_failure_in_any_round_is_kept_and_single_rows_pass_through():
     assert out.loc[out["ranks_per_node"] == 4, "runtime_s"].item() == 3.0
 
 
+def test_a_timed_out_round_beside_ok_rounds_folds_to_their_median_and_is_noted():
+    """ok, ok, timeout: the configuration ran longer than the sweep's --timeout once, which is
+    no failure: its row is the median of the ok rounds, its error names the timeout; a
+    configuration that only timed out stays a timeout, and a real failure still wins."""
+    limit = "no exit within the 2 s timeout; killed"
+    frame = pd.DataFrame([_row(1, 0, 1.0), _row(1, 1, 1.4), _row(1, 2, 2.0, status="timeout"),
+                          _row(2, 0, 2.0, status="timeout"), _row(2, 1, 2.0, status="timeout"),
+                          _row(4, 0, 1.0), _row(4, 1, 2.0, status="timeout"),
+                          _row(4, 2, float("nan"), status="oom")]).assign(error="")
+    frame.loc[frame["status"] == "timeout", "error"] = limit
+    frame.loc[frame["status"] == "oom", "error"] = "out of memory"
+    out = collapse_rounds(frame).set_index("ranks_per_node")
+    assert out.loc[1, "status"] == "ok" and out.loc[1, "runtime_s"] == pytest.approx(1.2)
+    assert out.loc[1, "repeats"] == 10  # the timed-out round measured no runtime
+    assert out.loc[1, "error"] == (f"1 of 3 rounds timed out ({limit}): the runtime is the "
+                                   "median of the 2 ok rounds")
+    assert out.loc[2, "status"] == "timeout" and out.loc[2, "error"] == limit
+    assert out.loc[4, "status"] == "oom"
+
+
 def test_an_interrupted_round_says_nothing_and_two_sweeps_stay_apart():
     frame = pd.DataFrame([_row(1, 0, 1.0), _row(1, 1, 1.4), _row(1, 2, float("nan"),
                                                                 status="interrupted")])
