@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import launchers, mpi_family, probe
+from hpcds1mpi.launch.help_text import launcher_text
 from hpcds1mpi.launch.mpi_installation import other_installation
 from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI
 from hpcds1mpi.launch.rank_program import rank_program
@@ -140,11 +141,11 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool,
     """
     plugin = getattr(launch, "mpi", "")
     try:
-        proc = subprocess.run([path, "--mpi=list"], capture_output=True, text=True, timeout=60,
-                              env=env, stdin=subprocess.DEVNULL)
+        proc = subprocess.run([path, "--mpi=list"], capture_output=True, timeout=60, env=env,
+                              stdin=subprocess.DEVNULL)
     except (OSError, subprocess.SubprocessError) as exc:
         raise LaunchError(f"cannot run {path} --mpi=list ({exc}); nothing was launched") from None
-    said = proc.stdout + proc.stderr
+    said = launcher_text(proc.stdout) + launcher_text(proc.stderr)
     if proc.returncode != 0:
         last = next((ln.strip() for ln in reversed(said.splitlines()) if ln.strip()), "")
         raise ConfigError(f"srun cannot reach a Slurm here ({last[:160]}); nothing was "
@@ -157,9 +158,11 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool,
                           "mpi); nothing was launched")
     if one_rank and plugin:
         try:
+            # bytes read as the sweep reads a launch's: a NUL the output ends with or a byte
+            # that is no UTF-8 had been the reason, or a traceback
             step = subprocess.run([*launch.total_tokens(1), "true"], capture_output=True,
-                                  text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
-            code, err = step.returncode, step.stderr
+                                  timeout=120, env=env, stdin=subprocess.DEVNULL)
+            code, err = step.returncode, launcher_text(step.stderr)
         except (OSError, subprocess.SubprocessError) as exc:
             code, err = "?", str(exc)
         if code != 0:

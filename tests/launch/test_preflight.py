@@ -124,7 +124,8 @@ def test_sweep_of_a_wrapper_under_the_wrong_launcher_is_one_line_exit_1(tmp_path
 # ---- srun: a Slurm to reach, the --mpi plugin it has, what is said --------------------------
 
 #: srun stand-in: `--mpi=list` as Slurm 22.05 prints it (or fails like srun without a Slurm,
-#: NO_SLURM set); a launch logs its argv and fails for a plugin it does not load (pmix).
+#: NO_SLURM set); a launch logs its argv and fails for a plugin it does not load (pmix), or,
+#: STEP_SAYS set, saying that (a printf format) on stderr.
 FAKE_SRUN = """#!/bin/sh
 printf "%s\\n" "$*" >> "$SRUN_LOG"
 if [ "$1" = --mpi=list ]; then
@@ -132,6 +133,7 @@ if [ "$1" = --mpi=list ]; then
   printf 'MPI plugin types are...\\n\\tpmix\\n\\tnone\\n\\tpmi2\\n'
   echo "specific pmix plugin versions available: pmix_v4"; exit 0
 fi
+[ -n "$STEP_SAYS" ] && { printf "$STEP_SAYS" >&2; exit 1; }
 case " $* " in *" --mpi=pmix "*)
   echo "srun: error: Invalid MPI type 'pmix', --mpi=list for acceptable types" >&2; exit 1;; esac
 while [ $# -gt 0 ]; do case "$1" in -c|-n|-N) shift 2;; -*) shift;; *) break;; esac; done
@@ -221,6 +223,23 @@ def test_one_rank_of_an_open_mpi_without_slurms_pmi_is_refused_under_srun_pmi2(s
     with pytest.raises(ConfigError, match=r"MPICH family.*--mpi=none gives its ranks no wire-up"):
         _check(preflight.LaunchChoice(launcher="srun", mpi="none"), Configuration(1, 2, 1),
                env=env, ranks=2, program=[system_program("NPmpich2")])
+
+
+@pytest.mark.parametrize("says, reason", [
+    ("srun: step launch failed: task 0 died\\n\\0", "task 0 died"),
+    ("srun: step launch failed: task 0 \\377 died\\n\\0\\0", "task 0 \ufffd died")])
+def test_a_failed_one_task_step_says_its_reason_without_the_nul_its_output_ends_with(
+        srun, says, reason):
+    """Was: read with text=True, the step's stderr kept the NUL a launcher's output ends with
+    (Open MPI 5's, a C string's), its last line and so the reason ("exit 1: \\x00"), and a
+    byte that is no UTF-8 raised a traceback; read now as the sweep and the probes read
+    launcher output (help_text.launcher_text)."""
+    env, _ = srun
+    with pytest.raises(LaunchError) as caught:
+        _srun_check({**env, "STEP_SAYS": says}, "pmi2")
+    said = str(caught.value)
+    assert "\0" not in said
+    assert f"(exit 1: srun: step launch failed: {reason}); nothing was measured" in said
 
 
 def test_srun_outside_an_allocation_is_said_not_refused(srun):
