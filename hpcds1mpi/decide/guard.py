@@ -412,7 +412,7 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
         else:
             far = ratio > SIZE_CONFIRM_RATIO
             mark("size_range", "escalate" if far else "confirm",
-                 size_reason(size, lo, hi, ratio, far))
+                 size_reason(size, lo, hi, ratio, far, SIZE_CONFIRM_RATIO))
     if distance is None:
         distance = job_distance(bundle, ref, workload, size, trained, k=calibration.k)
     verdict.distance = distance

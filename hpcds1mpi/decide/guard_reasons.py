@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.decide.quantity_text import format_ratio
+
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
 
@@ -63,19 +65,22 @@ def _memory_source(hw: dict, partition: "Partition") -> str:
             "measure again; if they ran on other hardware, calibrate on this partition")
 
 
-def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool) -> str:
+def size_reason(size, lo: float, hi: float, ratio: float, escalate: bool, edge: float) -> str:
     """Why ``size`` outside the measured ``lo``–``hi`` is extrapolated, below or beyond, by
-    how much, whether it asks to confirm or escalates (s31 reviewer: confirm said "outside")."""
+    how much, whether it asks to confirm or escalates (s31 reviewer: confirm said "outside");
+    ``edge`` the ratio past which it escalates."""
     side = "below" if size < lo else "beyond"  # "beyond" of a size too small misled (Q8)
-    return (f"size {size} is {_how_far(size, lo, hi, ratio)} {side} the measured range "
+    return (f"size {size} is {_how_far(size, lo, hi, ratio, edge)} {side} the measured range "
             f"{lo:g}–{hi:g}{'' if escalate else ' (extrapolation)'}")
 
 
-def _how_far(size, lo: float, hi: float, ratio: float) -> str:
-    """``ratio`` as "1.5x", or under 10 % out as a percentage of the nearest measured size:
-    "1.0x beyond" read as not beyond at all (s40 tester D3: 200 against 192)."""
+def _how_far(size, lo: float, hi: float, ratio: float, edge: float) -> str:
+    """``ratio`` as "1.5x" (:func:`~hpcds1mpi.decide.quantity_text.format_ratio`: "1.96x" and
+    "2.04x" on either side of ``edge``, not both "2.0x"), or under 10 % out as a percentage of
+    the nearest measured size: "1.0x beyond" read as not beyond at all (s40 tester D3: 200
+    against 192)."""
     if ratio >= 1.1:
-        return f"{ratio:.1f}x"
+        return format_ratio(ratio, edge)
     edge = lo if size < lo else hi
     return f"{abs(float(size) / edge - 1) * 100:.2g} %"
 

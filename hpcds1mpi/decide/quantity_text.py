@@ -1,5 +1,6 @@
 """Durations, energies and memory sizes as the answers print them: three significant digits
-in the unit that fits the rounded value (0.9996 s is "1 s", not "1e+03 ms": s40 tester D4)."""
+in the unit that fits the rounded value (0.9996 s is "1 s", not "1e+03 ms": s40 tester D4);
+ratios with one decimal, more where one would hide which side of a rule's edge they are on."""
 
 from __future__ import annotations
 
@@ -40,3 +41,16 @@ def format_memory(mb: float) -> str:
     """A memory size in MB as GB, one decimal (a size far out in three digits: 4e+27 GB)."""
     gb = mb / 1000.0
     return f"{gb:.1f} GB" if gb < 1e6 else f"{gb:.3g} GB"
+
+
+def format_ratio(ratio: float, edge: float) -> str:
+    """``ratio`` as "1.5x", one decimal, unless that rounds it onto ``edge`` (the value a rule
+    decides at: the guard confirms up to 2x beyond the measured sizes and escalates past it):
+    then two ("1.96x", "2.04x" had both read "2.0x"), or "just under" / "just over" the edge
+    where two still round onto it. The edge itself is "2.0x"."""
+    text = f"{ratio:.1f}"
+    if ratio == edge or float(text) != edge:
+        return f"{text}x"
+    if float(f"{ratio:.2f}") != edge:
+        return f"{ratio:.2f}x"
+    return f"just {'under' if ratio < edge else 'over'} {edge:g}x"

@@ -92,3 +92,24 @@ def test_a_size_just_outside_the_measured_range_is_not_said_to_be_1x_beyond(size
     cpu = Partition("cpu", cores_per_node=16, memory_gb=64)
     got = judge(bundle, "gemm", size, cpu, calibration, reference(bundle))
     assert any(r.startswith(said) for r in got.reasons), got.reasons
+
+
+@pytest.mark.parametrize("size, level, said", [
+    (4014, "confirm", "size 4014 is 1.96x beyond the measured range 256–2048 (extrapolation)"),
+    (4178, "escalate", "size 4178 is 2.04x beyond the measured range 256–2048"),
+    (4096, "confirm", "size 4096 is 2.0x beyond the measured range 256–2048 (extrapolation)"),
+    (4097, "escalate", "size 4097 is just over 2x beyond the measured range 256–2048"),
+    (131, "confirm", "size 131 is 1.95x below the measured range 256–2048 (extrapolation)"),
+    (4300, "escalate", "size 4300 is 2.1x beyond"),
+])
+def test_a_size_near_twice_the_measured_range_says_which_side_of_2x_it_is(size, level, said):
+    """1.96x (confirm) and 2.04x (escalate) beyond both read "2.0x beyond": where one decimal
+    rounds onto the guard's 2x edge, the ratio gets two, or "just over 2x"."""
+    from hpcds1mpi.decide.guard import GuardCalibration, judge, reference
+
+    bundle = FakeBundle()  # sizes 256-2048
+    calibration = GuardCalibration(auto_threshold=1e9, escalate_threshold=2e9, k=3)
+    cpu = Partition("cpu", cores_per_node=16, memory_gb=64)
+    got = judge(bundle, "gemm", size, cpu, calibration, reference(bundle))
+    assert got.checks["size_range"] == level
+    assert any(r.startswith(said) for r in got.reasons), got.reasons
