@@ -297,11 +297,16 @@ def refuse_mixed_runtimes(frame: "pd.DataFrame") -> None:
     before they learn anything.
 
     Raises:
-        DataError: the first program's :func:`runtime_conflicts` line (exit 2).
+        DataError: the first program's :func:`runtime_conflicts` line, or a label whose lines
+            run two programs (:func:`.label_programs.two_programs`, s41 tester A1) (exit 2).
     """
     from hpcds1mpi.errors import DataError
+    from hpcds1mpi.surrogates.label_programs import two_programs
 
-    conflicts = runtime_conflicts(levels_from_frame(frame))
+    levels = levels_from_frame(frame)
+    if two := two_programs(levels):  # one label, two programs: a model of neither
+        raise DataError(two)
+    conflicts = runtime_conflicts(levels)
     if conflicts:
         raise DataError(conflicts[0])
 

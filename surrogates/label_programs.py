@@ -1,0 +1,75 @@
+"""One workload label, one program: command lines of one label that run two programs refused.
+
+A model learns one runtime per label and configuration. Two sweeps given the same ``--label``
+for two programs (Meep's ``meep res={size} wg.ctl`` and NEURON's ``nrniv ... ring.hoc``), or
+for one program with two input decks (``lmp -in in.lj``, ``lmp -in in.eam``), had been fitted
+as one program with only a note, and recommend answered one with the other's script (s41
+tester A1). They are refused before training, in one line naming both command lines and the
+fix: a ``--label`` each. One program's lines that differ in options only (``--fast``,
+GROMACS's ``-ntomp {threads}``, a launcher option) stay one program, as
+:func:`~.levels.mixed_commands` says.
+
+A command line's program is its file name past an exec-wrapper prefix and an interpreter
+(the label rule's :func:`~hpcds1mpi.launch.program_label.program_word`); its input files are
+the arguments (or ``name=value`` / ``--opt=value`` values) written as a file name — a
+``/`` in it or a name extension — with no placeholder in them (``s{size}.nw`` is one deck per
+size, of one program).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .levels import MeasuredLevels
+
+#: A word written as a file name: a ``/`` in it, or a name with an extension (``wg.ctl``,
+#: ``in.lj``), not a number (``0.5``, ``1e5``) nor text with blanks.
+_FILE_NAME = re.compile(r"[^\s]*/[^\s]*|[^\s/]*[^\s/.]\.[A-Za-z][A-Za-z0-9_+-]{0,9}")
+
+
+def program_identity(line: str) -> tuple[str, tuple[str, ...]] | None:
+    """(the program's file name, its input files, sorted) of one recorded command line
+    (launcher left out, placeholders put back); None where the line does not split."""
+    from hpcds1mpi.launch.program_label import program_word
+    from hpcds1mpi.launch.script_placeholders import program_at, split_command
+
+    words = split_command(line)
+    if not words:
+        return None
+    program = program_word(words)
+    inputs = set()
+    for word in words[program_at(words) + 1:]:
+        value = word.split("=", 1)[1] if "=" in word else word
+        if (word.startswith("-") and "=" not in word) or "{" in value:
+            continue
+        if _FILE_NAME.fullmatch(value):
+            inputs.add(os.path.normpath(value))
+    return os.path.basename(program), tuple(sorted(inputs))
+
+
+def two_programs(levels: dict[str, "MeasuredLevels"]) -> str | None:
+    """The one-line refusal of the first program label whose command lines run two programs
+    or one program with other input files; None where every label runs one."""
+    for name, lv in sorted(levels.items()):
+        if not (lv.external and lv.command and lv.other_commands):
+            continue
+        first = program_identity(lv.command)
+        for other in lv.other_commands:
+            second = program_identity(other)
+            if first is None or second is None or first == second:
+                continue
+            if first[0] != second[0]:
+                why = f"the programs {first[0]} and {second[0]}"
+            else:
+                why = (f"{first[0]} with the input files {' '.join(first[1]) or 'none'} and "
+                       f"{' '.join(second[1]) or 'none'}")
+            return (f"the runs of workload {name!r} ran {lv.command!r} and {other!r} under one "
+                    f"--label ({why}): a model would learn one runtime for two computations; "
+                    "sweep each with its own --label (--label NAME) and train on those files")
+    return None
+
+
+__all__ = ["program_identity", "two_programs"]

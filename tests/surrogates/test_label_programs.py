@@ -1,0 +1,79 @@
+"""One workload label, one program: two programs (or input decks) under one --label refused."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from hpcds1mpi.errors import DataError
+from tests.commands.test_learn import program_runs
+from tests.commands.test_train import FASTEST, write
+from tests.helpers import run_cli
+from tests.surrogates.test_levels import swept
+
+
+@pytest.mark.parametrize("line, identity", [
+    ("meep res={size} wg.ctl", ("meep", ("wg.ctl",))),
+    ("nrniv -mpi -c ncell={size} ring.hoc", ("nrniv", ("ring.hoc",))),
+    ("lmp -in ./in.lj -var n {size}", ("lmp", ("in.lj",))),
+    ("env OMP_NUM_THREADS=1 python3 app.py {size}", ("app.py", ())),
+    ("./app --input=case1/input.nml 0.5 1e5 --fast", ("app", ("case1/input.nml",))),
+    ("nwchem.mpich s{size}.nw", ("nwchem.mpich", ())),  # one deck per size: one program
+])
+def test_a_command_lines_program_and_input_files(line, identity):
+    from hpcds1mpi.surrogates.label_programs import program_identity
+
+    assert program_identity(line) == identity
+
+
+@pytest.mark.parametrize("first, second, why", [
+    ("meep res={size} wg.ctl", "nrniv -mpi -c ncell={size} ring.hoc",
+     "the programs meep and nrniv"),
+    ("lmp -in in.lj -var n {size}", "lmp -in in.eam -var n {size}",
+     "lmp with the input files in.lj and in.eam"),
+])
+def test_two_programs_under_one_label_are_refused_before_training(first, second, why):
+    """s41 tester A1: Meep's and NEURON's runs under one label were fitted as one program with
+    a note only, and recommend wrote NEURON's script sized by Meep's resolution."""
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    frame = pd.concat([swept(first, (8, 10, 12)), swept(second, (10, 20))],
+                      ignore_index=True)
+    with pytest.raises(DataError) as err:
+        refuse_mixed_runtimes(frame)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message == (
+        f"the runs of workload 'myapp' ran {first!r} and {second!r} under one --label ({why}): "
+        "a model would learn one runtime for two computations; sweep each with its own --label "
+        "(--label NAME) and train on those files")
+
+
+def test_one_programs_lines_with_other_options_still_pass():
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    for other in ("./jacobi {size} 40 --fast", "./jacobi {size} 40 -ntomp 2"):
+        refuse_mixed_runtimes(pd.concat([swept("./jacobi {size} 40", (64, 128)),
+                                         swept(other, (64,))], ignore_index=True))
+
+
+def test_train_and_learn_refuse_another_program_under_the_label_in_one_line(tmp_path):
+    """train on two files, and learn adding the other program's runs to a bundle, refuse
+    with exit 2 before fitting; nothing is written."""
+    one = write(tmp_path / "a.h5", program_runs("./meep res={size} wg.ctl", (32, 48, 64)))
+    two = write(tmp_path / "b.h5", program_runs("./nrniv ncell={size} ring.hoc", (64, 96)))
+    proc = run_cli(["train", "--telemetry", one, "--telemetry", two, "--out",
+                    str(tmp_path / "ab"), "--members", "2", "--threads", "1"], timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "ran './meep res={size} wg.ctl' and './nrniv ncell={size} ring.hoc'" in line
+    assert "its own --label" in line and not (tmp_path / "ab").exists()
+    proc = run_cli(["train", "--telemetry", one, "--out", str(tmp_path / "a"), *FASTEST],
+                   timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    proc = run_cli(["learn", "--model", str(tmp_path / "a"), "--telemetry", two,
+                    "--threads", "1"], timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert "'./meep res={size} wg.ctl'" in line and "'./nrniv ncell={size} ring.hoc'" in line
+    assert "under one --label (the programs " in line and line.count("\n") == 0
