@@ -37,7 +37,8 @@ from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import (fails, judge_gain, percent_change, reasons_for_shown,
                                           same_layout)
 from hpcds1mpi.decide.advise_launch import launch_notes
-from hpcds1mpi.decide.advise_memory import memory_warnings, rewritten_memory_mib
+from hpcds1mpi.decide.advise_memory import (memory_refusal, memory_warnings,
+                                            rewritten_memory_mib)
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
@@ -436,7 +437,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                                        advice.asked.text(), asked_cfg.ranks_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
-    refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout)
+    refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout) or \
+        memory_refusal(script, advice.recommended, picked_part)
     if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused
         notes.append(refused.replace("--rewrite refused:", "--rewrite would be refused:", 1))

@@ -15,7 +15,10 @@ warning's fix was a ``--mem``, which sbatch refuses beside it). A PBS script's l
 raises in PBS's syntax each that leaves a host of the layout it writes below its need (before,
 only Slurm's were read: a ``select=...:mem=1mb`` job was called the recommended layout). A
 script that asks no memory gets the site's default, which is not known here: nothing is said
-of it.
+of it. A Slurm ask above what a node of the picked partition holds, which sbatch refuses, is
+lowered by ``--rewrite`` to the most a node holds where the predicted need fits in it, and the
+rewrite refused in one line where it does not (:func:`memory_refusal`; s41: it was kept with
+a warning only).
 """
 
 from __future__ import annotations
@@ -118,7 +121,7 @@ def _above_node(script: "JobScript", asked: float | None, how: str, partition: "
     """The warning for a Slurm script asking more memory per node than a node of
     ``partition`` has, which sbatch refuses (s41 tester B9: ``--mem=1T`` on a 4 GB partition
     was not said); [] otherwise."""
-    node_mib = float(getattr(partition, "memory_gb", 0) or 0) * 1000.0  # Slurm's GB: 1000 MiB
+    node_mib = _node_mib(partition)
     if script.scheduler != "slurm" or asked is None or not node_mib or asked <= node_mib:
         return []
     most = (f"--mem-per-cpu={int(node_mib // _slurm_cpus_per_node(script, ranks_per_node))}M"
@@ -127,6 +130,27 @@ def _above_node(script: "JobScript", asked: float | None, how: str, partition: "
             f"a node of partition {partition.name!r} has: sbatch refuses the job (\"Requested "
             f"node configuration is not available\"); ask at most {most}, or use a partition "
             "with more memory"]
+
+
+def _node_mib(partition: "Partition") -> float:
+    """The memory of a node of ``partition`` in MiB (Slurm's GB is 1000 MiB); 0: not known."""
+    return float(getattr(partition, "memory_gb", 0) or 0) * 1000.0
+
+
+def memory_refusal(script: "JobScript", side, partition: "Partition") -> str:
+    """``--rewrite refused: ...`` where a Slurm script asks memory and the layout it would be
+    rewritten to (``side``: advise's recommended side, its ``mem_need_mib`` and ``text()``)
+    is predicted to need more than a node of ``partition`` holds: no ``--mem`` a node can
+    give fits the job (s41: one above the node was kept, with a warning only); "" otherwise."""
+    need_mib, layout = float(side.mem_need_mib), side.text()
+    node_mib = _node_mib(partition)
+    asked, how = asked_memory_mib(script, 1)
+    if script.scheduler != "slurm" or not how or not node_mib or not need_mib > node_mib:
+        return ""
+    return (f"--rewrite refused: the job does not fit: {layout} is predicted to need "
+            f"{need_mib:.0f} MiB per node, more than the {node_mib:.0f} MiB a node of partition "
+            f"{partition.name!r} holds, so no memory the script asks ({how}) can be met; use "
+            "more nodes or a partition with more memory")
 
 
 def _slurm_fix(script: "JobScript", request: int, ranks_per_node: int) -> str:
@@ -153,17 +177,22 @@ def rewritten_memory_mib(script: "JobScript", need_mib: float, partition: "Parti
     from hpcds1mpi.launch.directives import memory_request_mib
     from hpcds1mpi.launch.pbs_memory import rewritten_asks
 
-    if not math.isfinite(need_mib):
-        return None
     if script.scheduler == "pbs":
-        short = any(a.mib < need_mib for a in rewritten_asks(script, nodes, ranks_per_node))
+        short = math.isfinite(need_mib) and any(
+            a.mib < need_mib for a in rewritten_asks(script, nodes, ranks_per_node))
     else:
         asked, mem = _asked_option_mib(script, "mem")
+        cpus = 1
         if mem is None:  # per CPU, as the rewritten script's CPUs per node count it
             asked, mem = _asked_option_mib(script, "mem-per-cpu")
-            asked = None if asked is None else asked * ranks_per_node * threads
+            cpus = ranks_per_node * threads
+            asked = None if asked is None else asked * cpus
+        node_mib = _node_mib(partition)
+        if asked is not None and node_mib and asked > node_mib and not need_mib > node_mib:
+            # sbatch refuses more than a node holds (s41): the most it holds, whole per CPU
+            return int(node_mib // cpus) * cpus
         short = mem is not None and asked is not None and asked < need_mib
-    if not short:
+    if not short or not math.isfinite(need_mib):
         return None
     try:
         return memory_request_mib(need_mib, partition.memory_gb)
@@ -177,4 +206,5 @@ def host_need_per_node(need_mb: float, device: str, ranks_per_node: int) -> floa
     return float(need_mb) * (ranks_per_node if device == "gpu" else 1)
 
 
-__all__ = ["asked_memory_mib", "host_need_per_node", "memory_warnings", "rewritten_memory_mib"]
+__all__ = ["asked_memory_mib", "host_need_per_node", "memory_refusal", "memory_warnings",
+           "rewritten_memory_mib"]

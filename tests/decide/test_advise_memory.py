@@ -41,7 +41,8 @@ def test_a_script_asking_less_memory_than_the_need_is_warned_and_rewritten(bundl
     assert any(c.line == 6 for c in a.changes), a.changes
 
 
-@pytest.mark.parametrize("mem", ["#SBATCH --mem=200G\n", "#SBATCH --mem=0\n", ""])
+# 20G, not 200G: the nodes hold 25.3 GB, and an ask above that is lowered (s41)
+@pytest.mark.parametrize("mem", ["#SBATCH --mem=20G\n", "#SBATCH --mem=0\n", ""])
 def test_a_script_asking_enough_the_whole_node_or_nothing_keeps_its_memory(bundle, places, mem):
     a = advise(SCRIPT.format(mem=mem), bundle, places, model_dir=DEFAULT_MODEL)
     assert not [w for w in a.warnings if "predicted need" in w], a.warnings
@@ -170,3 +171,41 @@ def test_a_script_asking_more_memory_than_a_node_has_is_warned(bundle, places):
     fits = advise(SCRIPT.format(mem=f"#SBATCH --mem={node}M\n"), bundle, places,
                   model_dir=DEFAULT_MODEL)
     assert not [w for w in fits.warnings if "sbatch refuses the job" in w], fits.warnings
+
+
+@pytest.mark.parametrize("ask, cpus", [("mem", 1), ("mem-per-cpu", None)])
+def test_a_memory_ask_above_the_node_is_lowered_to_what_a_node_holds(bundle, places, ask,
+                                                                       cpus):
+    """s41: --rewrite kept a --mem above the node's memory that advise had just warned sbatch
+    refuses; the job is lowered to the most a node of the picked partition holds."""
+    a = advise(SCRIPT.format(mem=f"#SBATCH --{ask}=1T\n"), bundle, places,
+               model_dir=DEFAULT_MODEL)
+    assert a.rewrite_refused is None or not a.rewrite_refused, a.rewrite_refused
+    cfg = a.recommended.config
+    picked = next(p for _, p in places
+                  if p.name == a.recommended.partition.split("/")[-1])
+    node = int(picked.memory_gb * 1000)
+    assert a.recommended.mem_need_mib <= node
+    cpus = cpus or cfg.ranks_per_node * cfg.threads
+    assert f"#SBATCH --{ask}=1T\n" not in a.rewritten, a.rewritten
+    assert f"#SBATCH --{ask}={node // cpus}M\n" in a.rewritten, a.rewritten
+    again = advise(a.rewritten, bundle, places, model_dir=DEFAULT_MODEL)
+    assert not [w for w in again.warnings if "sbatch refuses the job" in w], again.warnings
+
+
+def test_a_rewrite_whose_job_needs_more_than_a_node_is_refused_in_one_line():
+    from types import SimpleNamespace
+
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.decide.advise_memory import memory_refusal
+    from hpcds1mpi.launch.script_reading import read_script
+
+    script = read_script(SCRIPT.format(mem="#SBATCH --mem=1T\n"))
+    part = Partition("small", cores_per_node=4, memory_gb=2.0)
+    side = SimpleNamespace(mem_need_mib=3000.0, text=lambda: "1 node x 1 rank x 2 threads")
+    assert memory_refusal(script, side, part) == (
+        "--rewrite refused: the job does not fit: 1 node x 1 rank x 2 threads is predicted to "
+        "need 3000 MiB per node, more than the 2000 MiB a node of partition 'small' holds, so "
+        "no memory the script asks (--mem=1T (line 6)) can be met; use more nodes or a "
+        "partition with more memory")
+    assert memory_refusal(script, SimpleNamespace(mem_need_mib=1000.0, text=str), part) == ""
