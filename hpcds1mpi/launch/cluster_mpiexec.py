@@ -6,7 +6,8 @@ where it names none) it goes unused, said in a note (s36 tester M2, s41 tester B
 that is no executable file on this machine is refused before the script is written, naming
 the file and the key, as a program path that is not there is (``program_there.py``): the job
 would stop at its launch line with exit 127 (s41 tester B12: it was written with only a note
-that the program "may run otherwise" under it).
+that the program "may run otherwise" under it). A sweep's launches (``sweep --command
+--cluster FILE``) refuse such a path alike, before anything runs (:func:`unlaunchable_mpiexec`).
 """
 
 from __future__ import annotations
@@ -39,18 +40,49 @@ def missing_mpiexec(launcher, cluster) -> str:
     if not mpiexec or "/" not in mpiexec or getattr(launcher, "name", "") == "srun" \
             or getattr(launcher, "command", "") != mpiexec:
         return ""
-    if os.path.isfile(mpiexec) and os.access(mpiexec, os.X_OK):
+    why = _not_executable(mpiexec)
+    if not why:
         return ""
-    there = os.path.exists(mpiexec)  # a folder or a file without x: bash's exit 126
-    why = ("does not exist" if not os.path.lexists(mpiexec) else
-           "is a link to nothing" if not there else
-           "is a folder" if os.path.isdir(mpiexec) else "is not executable")
-    where = getattr(cluster, "file", "") or "the cluster file"
-    return (f"{where}: mpiexec = {mpiexec!r} of cluster {cluster.name!r} {why} on this "
-            f"machine, so the job would stop at its launch line (exit {126 if there else 127})"
-            "; set mpiexec "
+    code = 127 if why in ("does not exist", "is a link to nothing") else 126  # as bash exits
+    return (f"{_named(mpiexec, cluster)} {why} on this machine, so the job would stop at its "
+            f"launch line (exit {code}); set mpiexec "
             "to the path of the site's launcher (`which mpiexec` on a node), or drop it to "
             "launch with the mpiexec the job's PATH finds")
 
 
-__all__ = ["ignored_mpiexec", "missing_mpiexec"]
+def unlaunchable_mpiexec(cluster, program: list[str] | None = None) -> str:
+    """The one-line refusal of a sweep whose cluster file's ``mpiexec`` path is no executable
+    file here, before anything runs, in the words of :func:`missing_mpiexec` and naming the
+    launcher of ``program``'s MPI to set (s41: it was refused without the file or cluster);
+    "" where it is one, a bare name (checked on PATH by the sweep's pre-flight), or none."""
+    from hpcds1mpi.launch.given_launcher import instead
+    from hpcds1mpi.launch.mpi_family import program_mpi
+
+    mpiexec = getattr(cluster, "mpiexec", "") if cluster is not None else ""
+    if not mpiexec or "/" not in mpiexec or not (why := _not_executable(mpiexec)):
+        return ""
+    found = instead(program_mpi(program) if program else None)
+    here = " or ".join(f'"{path}"' for path, _ in found)
+    return (f"{_named(mpiexec, cluster)} {why} on this machine, so the sweep can launch "
+            f"nothing with it; set mpiexec to the path of an MPI launcher here"
+            f"{f' ({here})' if here else ''}, or drop it to launch with the mpiexec on PATH")
+
+
+def _not_executable(path: str) -> str:
+    """Why ``path`` is no executable file ("does not exist", "is a folder", ...); "": it is."""
+    if os.path.isfile(path) and os.access(path, os.X_OK):
+        return ""
+    if not os.path.lexists(path):
+        return "does not exist"
+    if not os.path.exists(path):
+        return "is a link to nothing"
+    return "is a folder" if os.path.isdir(path) else "is not executable"
+
+
+def _named(mpiexec: str, cluster) -> str:
+    """``FILE: mpiexec = 'PATH' of cluster 'NAME'``: where a refusal's value is written."""
+    where = getattr(cluster, "file", "") or "the cluster file"
+    return f"{where}: mpiexec = {mpiexec!r} of cluster {cluster.name!r}"
+
+
+__all__ = ["ignored_mpiexec", "missing_mpiexec", "unlaunchable_mpiexec"]

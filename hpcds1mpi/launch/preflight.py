@@ -55,6 +55,13 @@ class LaunchChoice:
         args = launchers.parse_args(launcher_args) if launcher_args is not None else \
             launchers.parse_args(site["launcher_args"], "the cluster file's launcher_args")
         path = mpiexec or site["mpiexec"] or None
+        if path and not mpiexec:  # named with its file and cluster, as recommend names it
+            from hpcds1mpi.cluster import resolve_cluster
+            from hpcds1mpi.launch.cluster_mpiexec import unlaunchable_mpiexec
+
+            if refused := unlaunchable_mpiexec(resolve_cluster(cluster_file, partition),
+                                               list(program) if program else None):
+                raise ConfigError(refused)
         if path:  # a refusal names where it came from (s32 tester X1: "--mpiexec" for both)
             path = check_mpiexec(
                 path, given="--mpiexec" if mpiexec else "the cluster file's mpiexec",

@@ -65,3 +65,32 @@ def test_an_mpiexec_srun_leaves_unused_or_a_bare_name_is_not_refused(tmp_path):
         file.write_text(CLUSTER.format(launcher=launcher, mpiexec=mpiexec))
         cluster = load_cluster(file)
         assert missing_mpiexec(for_script("slurm", cluster), cluster) == ""
+
+
+@pytest.mark.parametrize("what, why", [("missing", "does not exist"), ("folder", "is a folder"),
+                                       ("plain", "is not executable")])
+def test_a_sweeps_cluster_file_mpiexec_that_is_no_executable_here_is_refused_first(
+        tmp_path, what, why):
+    """s41: ``sweep --command --cluster FILE`` refused such an mpiexec without naming the file
+    or the cluster ("the cluster file's mpiexec ... not found"); now as recommend refuses it,
+    in one line, exit 2, before any launch (the program never ran, no telemetry file)."""
+    from tests.helpers import run_cli
+
+    paths = {"missing": tmp_path / "nonexistent" / "mpirun", "folder": tmp_path,
+             "plain": tmp_path / "mpirun.txt"}
+    paths["plain"].write_text("not a launcher\n")
+    file = tmp_path / "lab.toml"
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec=paths[what]))
+    app = tmp_path / "app.sh"
+    app.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\necho time 0.01\n")
+    app.chmod(0o755)
+    out = tmp_path / "o.h5"
+    proc = run_cli(["sweep", "--cluster", str(file), "--command", f"{app} {{size}}", "--label",
+                    "app", "--sizes", "1", "--time-regex", r"time ([0-9.]+)", "--out", str(out)],
+                   timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith(f"hpcds1mpi: error: {file}: mpiexec = '{paths[what]}' of cluster "
+                           f"'lab' {why} on this machine, so the sweep can launch nothing with "
+                           "it; set mpiexec to the path of an MPI launcher here"), line
+    assert not out.exists() and not (tmp_path / "ran").exists()
