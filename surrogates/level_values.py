@@ -45,3 +45,29 @@ def stored_measure_options(value) -> dict | None:
                                               for k in MEASURE_KEYS):
         return None
     return {k: value.get(k, "") for k in MEASURE_KEYS}
+
+
+def stored_time(value) -> float | None:
+    """An epoch time as kept (a finite positive number), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return None
+    return float(value) if math.isfinite(value) and value > 0 else None
+
+
+def stored_idle_threads(value) -> dict | None:
+    """``idle_threads`` as kept (thread levels, cores busy per rank, the ratio to 1 thread or
+    None), or None when it is not one."""
+    def number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+    if not isinstance(value, dict) or not isinstance(value.get("threads"), list):
+        return None
+    threads, ratio = value["threads"], value.get("vs_one_thread")
+    if not threads or not all(isinstance(t, int) and t >= 2 for t in threads) or not number(
+            value.get("busy")) or not (ratio is None or number(ratio)):
+        return None
+    return {"threads": threads, "busy": float(value["busy"]),
+            "vs_one_thread": None if ratio is None else float(ratio)}

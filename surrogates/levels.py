@@ -40,11 +40,12 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
+from hpcds1mpi.measure.thread_use import idle_threads_evidence
 
 from .program_command import RUN_KEYS, command_runs
 from .program_launcher import launch_dict, launch_of, one_recorded
-from .level_values import (stored_configs, stored_folder, stored_measure_options,
-                           stored_seconds)
+from .level_values import (stored_configs, stored_folder, stored_idle_threads,
+                           stored_measure_options, stored_seconds, stored_time)
 from .setup_times import setup_seconds
 # The words for a runtime source, kept under the names this module has always exported.
 from .runtime_words import OWN_TIME as _OWN_TIME
@@ -107,6 +108,9 @@ class MeasuredLevels:
         swept_from: when a program's first launch started (its rows' earliest ``started_at``,
             epoch seconds): a file of its command older than that was its input, one newer its
             sweep wrote (s38 tester A1); None when not recorded (a bundle older than it).
+        idle_threads: where a program's runs of 2+ threads kept about one core busy per rank
+            (:func:`~hpcds1mpi.measure.thread_use.idle_threads_evidence`: it ignores
+            OMP_NUM_THREADS, s41 tester A3), what they measured; None otherwise or older.
     """
 
     workload: str
@@ -126,6 +130,7 @@ class MeasuredLevels:
     setup_s: dict | None = None
     swept_in: str | None = None
     swept_from: float | None = None
+    idle_threads: dict | None = None
 
     @property
     def max_ranks_per_node(self) -> int:
@@ -158,17 +163,8 @@ class MeasuredLevels:
                                             1 + len(others or ()) if command else 0),
                    setup_s=stored_seconds(data.get("setup_s")),
                    swept_in=stored_folder(data.get("swept_in")),
-                   swept_from=_stored_time(data.get("swept_from")))
-
-
-def _stored_time(value) -> float | None:
-    """An epoch time as kept (a finite positive number), else None."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            return None
-    return float(value) if math.isfinite(value) and value > 0 else None
+                   swept_from=stored_time(data.get("swept_from")),
+                   idle_threads=stored_idle_threads(data.get("idle_threads")))
 
 
 def _numbered_alike(lines: list) -> bool:
@@ -228,10 +224,11 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        if "external" in kinds else None,
                                        swept_in=one_recorded(rows, "swept_in", stored_folder)
                                        if "external" in kinds else None,
-                                       swept_from=_stored_time(pd.to_numeric(
+                                       swept_from=stored_time(pd.to_numeric(
                                            rows["started_at"], errors="coerce").min())
                                        if "external" in kinds and "started_at" in rows
-                                       else None)
+                                       else None, idle_threads=idle_threads_evidence(rows)
+                                       if "external" in kinds else None)
     return out
 
 

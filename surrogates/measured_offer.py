@@ -2,8 +2,10 @@
 
 A user's program (or a job-log label) declares no knobs, so :func:`measured_offer` offers
 only the levels it was measured at (:class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`),
-one line per level left out and why; a kernel's :class:`Offer` is built from its declared
-support by :mod:`hpcds1mpi.decide.offer`.
+one line per level left out and why. A program whose runs of 2+ threads kept about one core
+busy per rank (:attr:`~hpcds1mpi.surrogates.levels.MeasuredLevels.idle_threads`) is offered
+1 thread only: its thread levels were one computation (s41 tester A3). A kernel's
+:class:`Offer` is built from its declared support by :mod:`hpcds1mpi.decide.offer`.
 """
 
 from __future__ import annotations
@@ -71,6 +73,11 @@ def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
     if unmeasured and threads:
         left.append(f"threads {_ranges(unmeasured)}: never measured for {what} "
                     f"(measured {_ranges(threads)})")
+    if levels.idle_threads and 1 in threads and max(threads) > 1:  # one computation, noise
+        from hpcds1mpi.measure.thread_use import idle_threads_line
+
+        threads = [1]
+        left.append(idle_threads_line(levels.workload, levels.idle_threads))
     rpn = levels.max_ranks_per_node
     if rpn and rpn < max_cores:
         left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")

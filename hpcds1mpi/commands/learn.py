@@ -133,9 +133,12 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     _warn_disagreements(merged.disagreements)
     for line in summary_lines(retrained, target):
         click.echo(line)
+    from hpcds1mpi.measure.thread_use import idle_threads_notes
     from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
 
-    for line in mixed_commands(read_levels(target) or {}):  # new runs of another command line
+    levels = read_levels(target) or {}
+    # new runs of another command line; a program that ignored its threads
+    for line in mixed_commands(levels) + idle_threads_notes(levels):
         click.echo(line)
     if guard.CALIBRATION_FILE in had:
         click.echo(f"guard calibration recomputed for the new members ({guard.CALIBRATION_FILE})")

@@ -243,7 +243,10 @@ def command(telemetry, jobs, out, sample_rate, seed, family, members, member_tre
         click.echo(line)
     if warning := one_size_warning(bundle):
         click.echo(f"warning: {warning}", err=True)
+    from hpcds1mpi.measure.thread_use import idle_threads_notes
     from hpcds1mpi.surrogates.levels import mixed_commands, read_levels
 
-    for line in mixed_commands(read_levels(out) or {}):  # one label, several command lines
+    levels = read_levels(out) or {}
+    # one label, several command lines; a program that ignored its threads
+    for line in mixed_commands(levels) + idle_threads_notes(levels):
         click.echo(line)

@@ -16,14 +16,15 @@ import numpy as np
 NAMED = 3
 
 
-def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runtime_s: float
-                        ) -> str:
+def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runtime_s: float,
+                        threads_offered=None) -> str:
     """One line naming the layouts of ``workload`` measured ok at ``size`` on ``partition``'s
     hardware with more ranks x threads than the cores a job may use there (inside an
     allocation its share, the count the grid offers up to: s39 review, a 4 x 1 faster than the
     pick in an allocation of 2 of 4 cores had been neither offered nor named) and a median
     runtime below the pick's ``pick_runtime_s``; ``""`` when there is none (or no training rows
-    to read)."""
+    to read). ``threads_offered`` (the offer's thread counts; None: any): a layout at another
+    count is not named, its time being noise (a program that ignored its threads, s41 A3)."""
     from hpcds1mpi.config import OK
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.decide.measured_here import layout_text
@@ -46,7 +47,8 @@ def oversubscribed_line(bundle, workload: str, size: float, partition, pick_runt
     on = ((col["workload"].astype(str) == str(workload))
           & np.isclose(col["size"].astype(float), float(size), rtol=1e-9, atol=0.0)
           & (col["partition"].astype(str) == trained) & (col["status"].astype(str) == OK)
-          & (ranks * threads > cores) & np.isfinite(runtime))
+          & (ranks * threads > cores) & np.isfinite(runtime)
+          & (np.isin(threads, list(threads_offered)) if threads_offered else True))
     layouts: dict[tuple, list[float]] = {}
     for i in np.flatnonzero(on).tolist():
         key = (int(col["nodes"][i]), int(ranks[i]), int(threads[i]), str(col["device"][i]),

@@ -306,7 +306,8 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
         from hpcds1mpi.decide.oversubscribed import oversubscribed_line
 
         line = oversubscribed_line(bundle, workload, size, rec.picked.partition,
-                                   float(rec.picked.choice.pick["runtime_s"]))
+                                   float(rec.picked.choice.pick["runtime_s"]),
+                                   prep.offer.threads)
         rec.left_out += [line] if line else []
     if verdict.verdict == "escalate" and not familiar_but_impossible and not program_given \
             and (why := _nothing_to_calibrate(bundle, workload)):

@@ -326,6 +326,11 @@ def offer_refusal(start: Configuration, offer, cores: int) -> str:
         return (f"ranks per node {start.ranks_per_node} is beyond the measured maximum {top} "
                 f"of {name} in --model (left out above); use --ranks-per-node at most {top}, "
                 + fix.format(option="--ranks-per-node", value=start.ranks_per_node))
+    if start.threads not in (offer.threads or [1]) and start.threads in levels.threads and (
+            levels.idle_threads):  # measured, and one computation at any thread count
+        from hpcds1mpi.measure.thread_use import idle_threads_line
+
+        return f"{idle_threads_line(name, levels.idle_threads)}; use --threads 1"
     if start.threads not in (offer.threads or [1]):
         return never("threads", "--threads", start.threads, list(offer.threads or [1]))
     return ""

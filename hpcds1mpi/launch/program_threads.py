@@ -7,7 +7,9 @@ BLAS, itself or through its libraries (read from the files, nothing run:
 :func:`~hpcds1mpi.launch.elf_libraries.threading_libraries`), and whose command has no
 ``{threads}`` placeholder: its extra cores per rank sit idle, and runs at 2 threads are the
 same computation as at 1, told apart by noise only (s27 tester R: pw.x; s28 tester U: ABINIT,
-tuned to 1 rank x 2 threads "34 % better" than 2 ranks x 1 thread).
+tuned to 1 rank x 2 threads "34 % better" than 2 ranks x 1 thread). A program that links a
+threading runtime and ignores it (MPQC) is told by its measured CPU time instead
+(:mod:`hpcds1mpi.measure.thread_use`; recorded in its bundle's measured levels).
 """
 
 from __future__ import annotations

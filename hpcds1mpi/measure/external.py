@@ -44,6 +44,7 @@ memory and CPU time are theirs, never the launcher's (:mod:`.ranks_usage`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import shlex
@@ -75,7 +76,7 @@ from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_re
 from hpcds1mpi.measure.repeat_folders import RepeatFolders
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
-from hpcds1mpi.measure.thread_use import IDLE_THREADS, idle_threads_note
+from hpcds1mpi.measure.thread_use import IDLE_THREADS, busy_per_rank, idle_threads_note
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
 
@@ -293,7 +294,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                0, {}, *_oversubscribed_as(launch))
         if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
             say(note)
-        said = set()
+        said, at_one = set(), {}  # at_one: cores busy per rank at 1 thread, per layout
         mpi_library = program_mpi_library(first_tokens, first_env, getattr(
             launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
         # why its ranks cannot be one job, kept: recommend offers no more (s39 tester A2)
@@ -408,9 +409,13 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 said.add(row["error"])  # (a misspelled input: "failed 6" had said no why)
                 say(f"{spec.workload} size {spec.size} {spec.config.label()}: "
                     f"{row['status']}: {row['error']}")
+            twin = (spec.workload, spec.size, dataclasses.replace(spec.config, threads=1))
+            if row["status"] == OK and spec.config.threads == 1:  # its 2+ threads' yardstick
+                at_one[twin] = busy_per_rank(m["cpu_s"], sum(m["walls"]), spec.config.ranks)
             if say and row["status"] == OK and IDLE_THREADS not in said and (
                     note := idle_threads_note(m, spec.config, f"{spec.workload} size "
-                                              f"{spec.size} {spec.config.label()}")):
+                                              f"{spec.size} {spec.config.label()}",
+                                              at_one.get(twin, math.nan))):
                 said.add(IDLE_THREADS)  # once a sweep (s41 tester A3)
                 say(note)
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored

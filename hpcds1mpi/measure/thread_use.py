@@ -5,36 +5,141 @@ has no threaded code (Debian's Meep), runs one computation at every ``--threads`
 sweep measured MPQC at 1 rank x 2 threads with one core busy (CPU 21.6 s over 28.3 s) and
 recommend then picked 2 threads on load noise, nothing said (s41 tester A3). The static check
 (:func:`~hpcds1mpi.measure.program_mpi.threading_note`: no OpenMP runtime linked) cannot see
-a program that links one and never uses it; its CPU time can.
+a program that links one and never uses it; its CPU time can. One rule
+(:func:`kept_one_core`) for the sweep's note on one run and for a program's runs as a bundle
+records them (:func:`idle_threads_evidence`), which recommend and tune then offer 1 thread.
 """
 
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
 
 #: Cores busy per rank within which a run of 2 or more threads is read as one thread's work:
 #: start-up and serial parts keep a threaded program's figure below its threads, not near one
 #: at 2 threads and more; under half a core it mostly waited (I/O, a GPU, sleep), which says
 #: nothing of its threads.
 ONE_CORE_BUSY = (0.5, 1.25)
+#: The most a run of 2+ threads may keep busy per rank, over the same layout at 1 thread, and
+#: still be one thread's work: a second working thread about doubles it, while load on a
+#: shared machine lowers both alike (a threaded program on a loaded node: 0.45 and 0.8).
+SAME_AS_ONE_THREAD = 1.25
+#: Under this many cores busy per rank the 1-thread run mostly waited: no yardstick.
+WAITED = 0.2
 #: The key a sweep keeps among what it said, so that the note is said once.
 IDLE_THREADS = ("note", "idle threads")
 
 
-def idle_threads_note(m: dict, config, what: str) -> str:
+def busy_per_rank(cpu_s: float, wall_s: float, ranks: int) -> float:
+    """Cores a run kept busy per rank: its ranks' CPU seconds over its wall seconds; NaN where
+    either is unknown (CPU time not measured: ranks under slurmstepd)."""
+    if not (wall_s > 0 and math.isfinite(cpu_s) and math.isfinite(wall_s)):
+        return math.nan
+    return cpu_s / wall_s / max(ranks, 1)
+
+
+def kept_one_core(busy: float, at_one_thread: float = math.nan) -> bool:
+    """Whether a run of 2+ threads that kept ``busy`` cores busy per rank did one thread's
+    work (:func:`one_thread_work`), against the same layout's 1-thread run
+    (``at_one_thread`` cores busy per rank) where that was measured and worked."""
+    return one_thread_work(busy, busy / at_one_thread if at_one_thread >= WAITED else None)
+
+
+def one_thread_work(busy: float, vs_one_thread: float | None) -> bool:
+    """Whether ``busy`` cores busy per rank at 2+ threads is one thread's work: within
+    :data:`ONE_CORE_BUSY`, and at most :data:`SAME_AS_ONE_THREAD` x the 1-thread run's
+    (``vs_one_thread``: their ratio) where known. Under half a core the machine's load (or
+    waiting) hid whether threads would work: a threaded program at load 9 on 2 cores kept
+    0.3 cores busy at 1 thread and at 2, and is not called unthreaded."""
+    if not ONE_CORE_BUSY[0] <= busy <= ONE_CORE_BUSY[1]:  # NaN too
+        return False
+    return vs_one_thread is None or vs_one_thread <= SAME_AS_ONE_THREAD
+
+
+def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.nan) -> str:
     """A note for the sweep to say once where an ok run of ``config`` (threads above 1) kept
     about one core busy per rank (``m``: the run's measurement, its ``cpu_s`` summed over
-    its launches, ``walls`` each launch's seconds); "" otherwise, or where its CPU time was
-    not measured (ranks under slurmstepd)."""
+    its launches, ``walls`` each launch's seconds; ``at_one_thread``: the same layout's
+    1-thread run, where swept); "" otherwise, or where its CPU time was not measured."""
     walls = [w for w in m.get("walls") or [] if w > 0]
-    if config.threads < 2 or config.device != "cpu" or not walls or math.isnan(
-            m.get("cpu_s", math.nan)):
+    if config.threads < 2 or config.device != "cpu" or not walls:
         return ""
-    busy = m["cpu_s"] / sum(walls) / max(config.ranks, 1)
-    if not ONE_CORE_BUSY[0] <= busy <= ONE_CORE_BUSY[1]:
+    busy = busy_per_rank(m.get("cpu_s", math.nan), sum(walls), config.ranks)
+    if not kept_one_core(busy, at_one_thread):
         return ""
     return (f"note: {what} kept {busy:.2f} cores busy per rank at {config.threads} threads "
             "(its CPU time over its wall time): the program seems not to use OMP_NUM_THREADS "
             "(a thread count of its own, such as MPQC's -threadgrp, or no threaded code), so "
             "its thread levels measure one computation and their differences are noise; sweep "
             "--threads 1, or give the program its thread count with {threads}")
+
+
+def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:
+    """Where a program's ok CPU runs of 2+ threads kept about one core busy per rank, by
+    :func:`kept_one_core` on their medians: ``{"threads": [levels], "busy": median cores busy
+    per rank, "vs_one_thread": median ratio to the same layout's 1-thread run, or None where
+    none was swept}``; None where they used more, or their CPU time was not measured (older
+    telemetry, ranks under slurmstepd)."""
+    import numpy as np
+    import pandas as pd
+
+    need = {"status", "device", "threads", "nodes", "ranks_per_node", "cpu_s", "measured_s"}
+    if not need <= set(rows.columns):
+        return None
+    ok = rows[(rows["status"].astype(str) == "ok") & (rows["device"].astype(str) == "cpu")]
+    number = {c: pd.to_numeric(ok[c], errors="coerce").to_numpy(float)
+              for c in ("threads", "nodes", "ranks_per_node", "cpu_s", "measured_s")}
+    number["ranks"] = number["nodes"] * number["ranks_per_node"]
+    busy = np.array([busy_per_rank(c, w, int(r) if r > 0 else 1) for c, w, r in
+                     zip(number["cpu_s"], number["measured_s"], number["ranks"])])
+    many = (number["threads"] >= 2) & np.isfinite(busy)
+    if not many.any():
+        return None
+    layout = [c for c in ("size", "nodes", "ranks_per_node", "precision") if c in ok.columns]
+    keys = list(ok[layout].astype(str).itertuples(index=False, name=None))
+    one = {}
+    for key, t, b in zip(keys, number["threads"], busy):
+        if t == 1 and b >= WAITED:
+            one.setdefault(key, []).append(b)
+    ratios = [b / float(np.median(one[k])) for k, b, m in zip(keys, busy, many)
+              if m and k in one]
+    median = float(np.median(busy[many]))
+    ratio = float(np.median(ratios)) if ratios else None
+    if not one_thread_work(median, ratio):
+        return None
+    levels = sorted({int(t) for t in number["threads"][many]})
+    return {"threads": levels, "busy": round(median, 3),
+            "vs_one_thread": None if ratio is None else round(ratio, 3)}
+
+
+def idle_threads_line(name: str, evidence: dict) -> str:
+    """Why only 1 thread per rank is offered for the program ``name`` whose runs recorded
+    ``evidence`` (:func:`idle_threads_evidence`): the words of
+    :func:`~hpcds1mpi.launch.program_threads.one_thread_line` for a program known not to
+    thread, here from what its runs measured."""
+    return f"threads = 1 only: {_measured_words(name, evidence)}; {_TO_THREAD}"
+
+
+def idle_threads_notes(levels: dict) -> list[str]:
+    """The note ``train`` and ``learn`` say per program of ``levels`` (workload ->
+    :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`) whose runs ignored their threads."""
+    return [f"note: {_measured_words(name, lv.idle_threads)}: recommend and tune offer it 1 "
+            f"thread per rank ({_TO_THREAD})" for name, lv in sorted(levels.items())
+            if lv.idle_threads]
+
+
+#: What a user does whose program takes its thread count some other way.
+_TO_THREAD = ("put {threads} in its command where it takes a thread count of its own, and "
+              "sweep again")
+
+
+def _measured_words(name: str, evidence: dict) -> str:
+    levels = ", ".join(map(str, evidence["threads"]))
+    ratio = evidence.get("vs_one_thread")
+    than = f", {ratio:.2f} x its runs at 1 thread" if ratio is not None else ""
+    return (f"{name}'s runs at {levels} threads kept {evidence['busy']:.2f} cores busy per "
+            f"rank{than} (CPU time over wall time), so it seems not to use OMP_NUM_THREADS and "
+            "its thread levels are one computation")

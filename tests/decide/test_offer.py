@@ -291,3 +291,33 @@ def test_a_program_without_mpi_is_offered_no_rank_count_it_was_not_measured_at(
     assert max(r["ranks_per_node"] for r in _rows(extended)) == 8
     assert "Offered what was measured, and ranks per node the guard finds familiar" in \
         format_table(extended)
+
+
+def test_a_program_whose_runs_ignored_their_threads_is_offered_one_thread(tmp_path):
+    """s41 tester A3: MPQC ignores OMP_NUM_THREADS; its sweep's CPU time showed one core busy
+    per rank at 2 threads, yet recommend picked 1 rank x 2 threads on load noise and its
+    script asked 2 CPUs per rank. Now recommend and tune offer 1 thread, saying why."""
+    from hpcds1mpi.decide.tune_space import workload_space
+
+    rows = make_runs()
+    rows = rows[rows["workload"] == "myapp"].copy()
+    rows["workload"], rows["run_id"] = "idle", "idle-" + rows["run_id"]
+    # one computation at either thread count: 2 threads 3 % faster by noise alone
+    rows["runtime_s"] = rows["size"] ** 3 * 1e-7 / rows["ranks"] * np.where(
+        rows["threads"] == 2, 0.97, 1.0)
+    rows["measured_s"] = rows["runtime_s"] * 3
+    rows["cpu_s"] = 0.9 * rows["measured_s"] * rows["ranks"]  # 0.9 cores busy per rank
+    bundle = train_bundle(pd.concat([make_runs(), rows], ignore_index=True), seed=1,
+                          n_members=2, use_embedding=False, threads=1)
+    bundle.save(tmp_path / "model")
+    bundle = load_bundle(tmp_path / "model")
+    rec = rec_mod.recommend(bundle, "idle", 64, [(None, PART)], model_dir=tmp_path / "model")
+    assert rec.picked is not None, format_table(rec)
+    assert {r["threads"] for r in _rows(rec)} == {1}
+    assert any(t.startswith("threads = 1 only: idle's runs at 2 threads kept 0.90 cores busy "
+                            "per rank, 1.00 x its runs at 1 thread") for t in rec.left_out)
+    space = workload_space(PART, None, max_nodes=2,
+                           offer=offer_mod.offer_for(bundle, "idle", [PART]))
+    assert {c.threads for c in space.configs} == {1}  # tune's space too
+    assert {r["threads"] for r in _rows(rec_mod.recommend(
+        bundle, "myapp", 64, [(None, PART)], model_dir=tmp_path / "model"))} == {1, 2}

@@ -41,6 +41,15 @@ def test_oversubscribed_layouts_measured_faster_than_the_pick_are_named():
     assert oversubscribed_line(_Runs(), "crashy", 300, part, 0.211) == ""  # not measured there
 
 
+def test_layouts_at_threads_the_offer_left_out_are_not_named():
+    """s41 tester A3: a program whose runs ignored their threads is offered 1 thread; its
+    4 x 2 and 4 x 4 are the 4 x 1 computation, their times noise, never "faster"."""
+    part = Partition("local", cores_per_node=2, memory_gb=25.3, max_nodes=1)
+    line = oversubscribed_line(_Runs(), "crashy", 800, part, 0.211, threads_offered=[1])
+    assert line.endswith("so not offered: 1 node x 4 ranks x 1 thread (cpu, fp64) 104 ms")
+    assert oversubscribed_line(_Runs(), "crashy", 800, part, 0.1, [1]) == ""
+
+
 def test_inside_an_allocation_the_line_counts_the_cores_the_grid_offers_up_to():
     """s39 review: the line compared with the node's cores while the grid offers only the
     allocation's share, so in an allocation of 1 of 2 cores a measured 2 x 1 faster than the

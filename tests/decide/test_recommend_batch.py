@@ -205,7 +205,7 @@ def test_the_left_out_line_of_faster_oversubscribed_layouts_is_in_every_batch_an
 
     said = []
 
-    def line(bundle, workload, size, partition, pick_runtime_s):
+    def line(bundle, workload, size, partition, pick_runtime_s, threads_offered=None):
         said.append(workload)
         return f"measured faster than the pick at size {size:g}: {workload} (stand-in)"
 

@@ -191,6 +191,24 @@ def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):
                                 partition=PART, kernel=None, why=line)
 
 
+def test_a_program_whose_runs_ignored_their_threads_is_tuned_at_one_thread():
+    """s41 tester A3: its measured 2 threads are left out of the space, and a start at 2
+    threads is refused with the reason, not as "never measured"."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from hpcds1mpi.surrogates.measured_offer import measured_offer
+
+    idle = {"threads": [2], "busy": 0.77, "vs_one_thread": 0.96}
+    offer = measured_offer(MeasuredLevels("mpqc", True, ("fp64",), ("cpu",), (1, 2), (1,),
+                                          (1,), idle_threads=idle), ["cpu"], 8)
+    space = tune_space.workload_space(PART, None, max_nodes=1, offer=offer)
+    assert {c.threads for c in space.configs} == {1}
+    with pytest.raises(ConfigError, match=r"your settings N1xR1xT2-cpu-fp64: threads = 1 only: "
+                                          r"mpqc's runs at 2 threads kept 0.77 .*; use "
+                                          r"--threads 1$"):
+        tune_space.start_config(space, {"threads": 2, "ranks_per_node": 1}, nodes=1, cores=8,
+                                partition=PART, kernel=None, offer=offer)
+
+
 def _measured_at_one_rank_per_node():
     """The offer of MrBayes's model in s35 tester A3: fp64, CPU, 1 thread, 1 rank per node."""
     from hpcds1mpi.surrogates.levels import MeasuredLevels

@@ -375,3 +375,30 @@ def test_train_and_learn_refuse_one_program_timed_two_ways():
         refuse_mixed_runtimes(pd.DataFrame(rows))
     assert info.value.exit_code == 2 and "\n" not in str(info.value)
     refuse_mixed_runtimes(pd.DataFrame(rows[:1]))  # one way: fine
+
+
+def test_runs_that_ignored_their_threads_are_recorded_and_offered_one_thread(tmp_path):
+    """s41 tester A3: a program whose runs at 2 threads kept one core busy per rank (CPU time
+    over wall time), as at 1 thread, is offered 1 thread, said why; an older levels file, or
+    a damaged record, has none."""
+    frame = runs().assign(measured_s=10.0)
+    frame["cpu_s"] = 9.0 * frame["ranks_per_node"]  # 0.9 cores busy per rank, any threads
+    app = levels_from_frame(frame)["myapp"]
+    assert app.idle_threads == {"threads": [2], "busy": 0.9, "vs_one_thread": 1.0}
+    assert levels_from_frame(frame)["stencil"].idle_threads is None  # a kernel: declared
+    write_levels(tmp_path, {"myapp": app})
+    assert read_levels(tmp_path)["myapp"] == app
+    offer = measured_offer(app, ["cpu"], 8)
+    assert offer.threads == [1] and not offer.uses_threads
+    assert any(line.startswith("threads = 1 only: myapp's runs at 2 threads kept 0.90 cores")
+               for line in offer.left_out)
+    doc = json.loads((tmp_path / LEVELS_FILE).read_text())
+    for stored in (None, {"threads": "2", "busy": 0.9}, {"threads": [2], "busy": "x"}):
+        doc["myapp"]["idle_threads"] = stored
+        (tmp_path / LEVELS_FILE).write_text(json.dumps(doc))
+        assert read_levels(tmp_path)["myapp"].idle_threads is None
+    del doc["myapp"]["idle_threads"]  # a file older than the record
+    (tmp_path / LEVELS_FILE).write_text(json.dumps(doc))
+    assert measured_offer(read_levels(tmp_path)["myapp"], ["cpu"], 8).threads == [1, 2]
+    used = frame.assign(cpu_s=frame["cpu_s"] * frame["threads"])  # 1.8 cores at 2 threads
+    assert levels_from_frame(used)["myapp"].idle_threads is None
