@@ -59,13 +59,27 @@ def one_thread_work(busy: float, vs_one_thread: float | None) -> bool:
     return vs_one_thread is None or vs_one_thread <= SAME_AS_ONE_THREAD
 
 
-def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.nan) -> str:
+def has_the_cores(ranks_per_node, threads, cores_per_node) -> bool:
+    """Whether a node's ranks x threads fit its cores, so that working threads could keep more
+    than one core busy per rank: 2 ranks x 2 threads on 2 cores read 1.0 per rank however well
+    the program threads (s41 review F1). An unknown core count is taken as fitting."""
+    try:
+        cores = float(cores_per_node)
+    except (TypeError, ValueError):
+        return True
+    return not (cores > 0) or float(ranks_per_node) * float(threads) <= cores
+
+
+def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.nan,
+                      cores_per_node: int | None = None) -> str:
     """A note for the sweep to say once where an ok run of ``config`` (threads above 1) kept
     about one core busy per rank (``m``: the run's measurement, its ``cpu_s`` summed over
     its launches, ``walls`` each launch's seconds; ``at_one_thread``: the same layout's
-    1-thread run, where swept); "" otherwise, or where its CPU time was not measured."""
+    1-thread run, where swept); "" otherwise, where its CPU time was not measured, or where
+    its ranks x threads oversubscribe the node's ``cores_per_node`` (no evidence there)."""
     walls = [w for w in m.get("walls") or [] if w > 0]
-    if config.threads < 2 or config.device != "cpu" or not walls:
+    if config.threads < 2 or config.device != "cpu" or not walls or not has_the_cores(
+            config.ranks_per_node, config.threads, cores_per_node):
         return ""
     busy = busy_per_rank(m.get("cpu_s", math.nan), sum(walls), config.ranks)
     if not kept_one_core(busy, at_one_thread):
@@ -95,7 +109,11 @@ def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:
     number["ranks"] = number["nodes"] * number["ranks_per_node"]
     busy = np.array([busy_per_rank(c, w, int(r) if r > 0 else 1) for c, w, r in
                      zip(number["cpu_s"], number["measured_s"], number["ranks"])])
-    many = (number["threads"] >= 2) & np.isfinite(busy)
+    cores = pd.to_numeric(ok["cores_per_node"], errors="coerce").to_numpy(float) \
+        if "cores_per_node" in ok.columns else np.full(len(ok), np.nan)
+    fits = np.array([has_the_cores(r, t, c) for r, t, c in
+                     zip(number["ranks_per_node"], number["threads"], cores)], dtype=bool)
+    many = (number["threads"] >= 2) & np.isfinite(busy) & fits  # oversubscribed: no evidence
     if not many.any():
         return None
     layout = [c for c in ("size", "nodes", "ranks_per_node", "precision") if c in ok.columns]

@@ -175,3 +175,16 @@ def test_a_program_that_ignores_omp_num_threads_swept_at_1_and_2_threads_is_reco
     assert offer.threads == [1] and not offer.uses_threads
     assert any(line.startswith("threads = 1 only: app's runs at 2 threads") for line in
                offer.left_out)
+
+
+def test_ranks_and_threads_beyond_the_cores_are_no_evidence():
+    """s41 review F1: a well-threaded program at 2 ranks x 2 threads on a 2-core node keeps
+    1.0 core busy per rank (the cores are shared), as much as at 1 thread: no evidence that it
+    ignores its threads, neither for the sweep's note nor for the bundle's offer."""
+    crowded = Configuration(1, 2, 2, "cpu", "fp64")
+    run = {"cpu_s": 2 * 1.0 * 10.0, "walls": [10.0]}  # 1.0 core a rank
+    assert idle_threads_note(run, crowded, "x", at_one_thread=1.0, cores_per_node=2) == ""
+    assert idle_threads_note(run, crowded, "x", at_one_thread=1.0, cores_per_node=4) != ""
+    rows = _runs({1: 1.0, 2: 1.0}, ranks=2)
+    assert idle_threads_evidence(rows.assign(cores_per_node=2)) is None
+    assert idle_threads_evidence(rows.assign(cores_per_node=4)) is not None
