@@ -110,8 +110,8 @@ class Model:
     def recommend(self, workload: str, size: int, cluster: ClusterLike = None, *,
                   partition: str | None = None, objective: str = "time",
                   max_nodes: int | None = None, deadline_s: float | None = None,
-                  energy_budget_j: float | None = None, device: str | None = None
-                  ) -> Recommendation:
+                  energy_budget_j: float | None = None, device: str | None = None,
+                  program: str | os.PathLike | list[str] | None = None) -> Recommendation:
         """Recommend a configuration for ``workload`` at ``size`` (``hpcds1mpi recommend``).
 
         Args:
@@ -120,6 +120,12 @@ class Model:
             objective: ``time``, ``energy``, ``edp`` or ``balanced``.
             max_nodes / deadline_s / energy_budget_j: constraints (predicted upper bounds).
             device: only ``cpu`` or only ``gpu``.
+            program: the command the job runs (``recommend --program``: a command line such
+                as ``"./app {size}"``, a path or a list of its arguments; None: the measured
+                one). A workload that is no kernel and the model never measured gets its
+                calibration sweep only with it (no command of it is known otherwise); one
+                that is not a measured command makes the verdict at most ``confirm``. The
+                recommendation's :meth:`~Recommendation.script` runs it unless given another.
         """
         from hpcds1mpi.places import is_this_machine
         from hpcds1mpi.decide.offer import runtime_note
@@ -128,17 +134,23 @@ class Model:
         from hpcds1mpi.decide.recommendation import TOP_ALTERNATIVES, format_time
         from hpcds1mpi.decide.run_scatter import run_scatter
         from hpcds1mpi.decide.system1 import Constraints
-        from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
+        from hpcds1mpi.launch.program import program_precisions
+        from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments, \
+            program_argument
 
         check_api_arguments("recommend", required=("workload", "size"), workload=workload,
                             size=size, partition=partition, objective=objective,
                             max_nodes=max_nodes, deadline_s=deadline_s,
                             energy_budget_j=energy_budget_j, device=device)
         size = int(size)  # a numpy integer too
-        with api_wording():
+        program = program_argument(program, "recommend")
+        with api_wording():  # a calibration at the precisions the program takes, as the CLI's
             rec = recommend(self.bundle, workload, size, _places(cluster, partition),
                             objective=objective, device=device, model_dir=self.path,
-                            constraints=Constraints(max_nodes, deadline_s, energy_budget_j))
+                            constraints=Constraints(max_nodes, deadline_s, energy_budget_j),
+                            program=program, program_precisions=program_precisions(
+                                program if program is None or isinstance(program, str)
+                                else " ".join(program)))
         pick, alternatives, front, confidence, calibrated = None, [], [], None, False
         single_run = None
         if rec.picked is not None:
@@ -168,7 +180,7 @@ class Model:
             [s.config for s in rec.calibration_steps],
             {pl.label: pl.rejected for pl in rec.places if pl.rejected}, rec.energy_label, rec,
             this_machine=is_this_machine(cluster), runtime=runtime_note(self.bundle, workload),
-            single_run=single_run)
+            single_run=single_run, program=program)
 
     def predict(self, configs: Iterable[Configuration | Mapping], workload: str, size: int,
                 cluster: ClusterLike = None, *, partition: str | None = None

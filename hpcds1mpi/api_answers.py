@@ -126,6 +126,9 @@ class Recommendation:
     this_machine: bool = field(default=False, repr=False, compare=False)
     runtime: dict | None = None
     single_run: dict | None = None
+    #: The ``program`` :meth:`Model.recommend` was given (None: the measured command): what
+    #: :meth:`script` runs unless given another.
+    program: str | list[str] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """The same JSON as ``hpcds1mpi recommend --json`` (without ``--history``'s
@@ -141,8 +144,9 @@ class Recommendation:
         Args:
             scheduler: ``slurm`` or ``pbs``.
             program: the command to run: a command line (``"./app {size}"``), a path, a
-                list of its arguments, or None: the workload's kernel, or the command a
-                program's sweep ran (recorded in the model). One that is not a measured
+                list of its arguments, or None: the one :meth:`Model.recommend` was given,
+                else the workload's kernel, or the command a program's sweep ran (recorded
+                in the model). One that is not a measured
                 command makes the script's verdict at most ``confirm``, said in its notes;
                 this recommendation (:attr:`verdict`, :attr:`reasons`, its other scripts)
                 is left as it is: each script judges its own program (s40 reviewer F1).
@@ -155,7 +159,7 @@ class Recommendation:
             raise ConfigError(f"script(): scheduler must be 'slurm' or 'pbs', got {scheduler!r}")
         from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
-        program = program_argument(program)
+        program = self.program if program is None else program_argument(program)
         raw = _with_own_verdict(self.raw)  # judged for this script only, never kept
         judge_given_program(raw, program)  # not the measured command (s40 tester B3)
         program, recorded = script_program(raw, program)

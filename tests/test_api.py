@@ -110,9 +110,17 @@ def test_predict_gives_the_numbers_recommend_ranks_by(model):
 
 
 def test_an_unknown_workload_gets_the_guards_verdict_not_a_guess(model):
-    rec = model.recommend("mystery", 100, cluster=CLUSTER)
+    """s41 review F5: a program the model never measured is calibrated with its command
+    (``program``, which the API lacked); without one, no steps and the note says why."""
+    rec = model.recommend("mystery", 100, cluster=CLUSTER, program="./mystery {size}")
     assert rec.verdict == "escalate" and rec.pick is None and rec.confidence is None
     assert any("never measured" in r for r in rec.reasons) and rec.calibration
+    assert {c.precision for c in rec.calibration} == {"fp64"}  # no {precision} in it
+    assert "--command './mystery {size}'" in rec.script()  # the program it was given
+    bare = model.recommend("mystery", 100, cluster=CLUSTER)
+    assert bare.verdict == "escalate" and not bare.calibration
+    assert any(n.startswith("no calibration sweep for 'mystery'") and "program=" in n
+               for n in bare.to_dict()["notes"])
 
 
 def test_advise_takes_text_a_path_or_a_path_string(model):

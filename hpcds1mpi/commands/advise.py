@@ -45,6 +45,21 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     return lines
 
 
+def _program_hint(advice) -> str:
+    """`` --program ...`` where the sweep is of a program the model holds no command of
+    (named with --workload): recommend --emit refuses it without one (s41 review F5)."""
+    import shlex
+
+    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.records.kernel_options import kernel_of
+
+    rec = getattr(advice, "recommendation", None)
+    if rec is None or rec.program_command or is_kernel(kernel_of(rec.workload) or rec.workload):
+        return ""
+    return (f" --workload {shlex.quote(rec.workload)} --size {rec.size} --program "
+            "\"<the script's program, {size} for its size>\"")
+
+
 def format_advice(advice) -> str:
     """The answer as the table ``advise`` prints."""
     v = advice.verdict
@@ -72,9 +87,10 @@ def format_advice(advice) -> str:
                      else f"  => {verdict}")
     lines += [f"     - {r}" for r in v.get("reasons") or []]
     if advice.calibration:
-        lines.append("  measure first (hpcds1mpi recommend --emit slurm writes this sweep):"
-                     if advice.scheduler == "slurm" else "  measure first (with hpcds1mpi "
-                     "sweep in a job; the written calibration sweep is for Slurm only):")
+        lines.append(f"  measure first (hpcds1mpi recommend --emit slurm{_program_hint(advice)}"
+                     " writes this sweep):" if advice.scheduler == "slurm" else "  measure "
+                     "first (with hpcds1mpi sweep in a job; the written calibration sweep is "
+                     "for Slurm only):")
         lines += [f"     {c['label']}  {c['reason']}" for c in advice.calibration]
     if getattr(advice, "rewrite_refused", ""):  # said in its note: no changes, none "already asked"
         pass

@@ -43,7 +43,7 @@ from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
 from hpcds1mpi.decide.launch_time_limit import one_launch_limit
-from hpcds1mpi.decide.recommendation import escalation_places, format_time
+from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_calibration
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
@@ -378,7 +378,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         raise ConfigError(f"problem size {shown} ({size_source}) is outside 1..{MAX_SIZE}; "
                           "pass --size")
     rec = recommend(bundle, label, int(size), places, objective=objective, history=history,
-                    model_dir=model_dir, device=device)
+                    model_dir=model_dir, device=device, command_known=launch is not None)
     verdict = rec.verdict.as_dict()  # recommend's "see the lines below" are its places' own
     verdict["reasons"] += escalation_places(rec)
     unmeasured = judge_launch(launch, command, label, job_folder,  # s40 tester B5, B10
@@ -393,6 +393,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         # list was printed as dict reprs, recommend's as "N1xR2xT1-cpu-fp64")
         advice.calibration = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]
+        advice.notes += [why] if (why := no_calibration(rec)) else []  # said, not silent
         return advice
     if not asked.problem:  # read from the grid, as the recommended side is (s33)
         predict_side(bundle, label, int(size), partition, asked_cfg, asked,

@@ -101,7 +101,7 @@ def recommend(bundle, workload: str, size: int,
               history: FailureHistory | None = None, model_dir=None,
               device: str | None = None,
               program_precisions: tuple[str, ...] | None = None,
-              program=None) -> Recommendation:
+              program=None, command_known: bool = False) -> Recommendation:
     """Compare every allowed partition and pick one, or escalate.
 
     Args:
@@ -119,6 +119,10 @@ def recommend(bundle, workload: str, size: int,
         program: the command the job runs (``--program``; None: the measured one): where it
             is not a measured command the verdict is at most ``confirm``, said why
             (:func:`~hpcds1mpi.decide.unmeasured_command.judge_given_program`).
+        command_known: the caller knows the program's command without giving it here to
+            judge (advise: its script's launch line, judged there at the script's own
+            layout): a workload the model never measured gets its calibration sweep, as
+            with ``program`` (s41 review F5: advise had lost it).
     """
     prep = prepare(bundle, workload, size, places, objective=objective,
                    constraints=constraints, history=history, model_dir=model_dir,
@@ -130,7 +134,7 @@ def recommend(bundle, workload: str, size: int,
     verdict = guard_mod.judge(bundle, workload, size, judged.partition, prep.calibration,
                               prep.ref, confidence)
     rec = conclude(prep, verdict, program_precisions=program_precisions,
-                   program_given=program is not None)
+                   program_given=program is not None or command_known)
     judge_given_program(rec, program)  # another program or deck: not auto (s40 tester B3)
     return rec
 
@@ -359,5 +363,6 @@ def _nothing_to_calibrate(bundle, workload: str) -> str:
         return ""
     return (f"{NO_CALIBRATION} for {workload!r}: it is not a built-in kernel and the model "
             "holds no runs of it, so no command of it is known; give your program's command "
-            "with --program \"./app --n {size}\" to get a sweep of it, or measure it with "
-            f"hpcds1mpi sweep --command '...' --label {workload}, then hpcds1mpi learn")
+            "(recommend --program \"./app --n {size}\", the API's program=) to get a sweep "
+            "of it, or measure it with hpcds1mpi sweep --command '...' --label "
+            f"{workload}, then hpcds1mpi learn")

@@ -114,9 +114,10 @@ def api_wording():
         raise again from None
 
 
-def program_argument(program) -> str | list[str] | None:
+def program_argument(program, function: str = "script") -> str | list[str] | None:
     """``program`` as ``emit_script`` takes it (a command line, a token list or None), or one
-    ConfigError: an int, a float, bytes or a dict was iterated or refused with a TypeError."""
+    ConfigError naming ``function()``: an int, a float, bytes or a dict was iterated or
+    refused with a TypeError."""
     def token(value) -> bool:  # a number stands for itself ("./app", 128)
         return isinstance(value, (str, os.PathLike)) or (
             isinstance(value, numbers.Real) and not isinstance(value, bool))
@@ -129,9 +130,9 @@ def program_argument(program) -> str | list[str] | None:
         bad = next((i for i, t in enumerate(program) if not token(t)), None)
         if bad is None:
             return [os.fspath(t) if isinstance(t, os.PathLike) else str(t) for t in program]
-        raise ConfigError(f"script(): program[{bad}] must be a string, a path or a number, got "
+        raise ConfigError(f"{function}(): program[{bad}] must be a string, a path or a number, got "
                           f"{type(program[bad]).__name__}")
-    raise ConfigError(f"script(): program must be a command line (str), a path, a list of its "
+    raise ConfigError(f"{function}(): program must be a command line (str), a path, a list of its "
                       f"arguments, or None for the workload's kernel, got "
                       f"{type(program).__name__}")
 

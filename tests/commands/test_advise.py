@@ -263,6 +263,28 @@ def test_the_calibration_list_says_how_to_measure_it_on_the_scripts_scheduler(sc
     assert "     N1xR1xT1-cpu-fp64  least certain" in text and "{'nodes'" not in text
 
 
+def test_a_new_program_named_with_workload_is_calibrated_and_says_its_program(job, capsys):
+    """s41 review F5: advise of a script running a program the model never measured, named
+    with --workload, lost its calibration sweep (it has the command: its launch line), and
+    pointed at an --emit that refuses it without --program."""
+    job.write_text(SCRIPT.replace("hpcds1mpi run stencil --size 128 --precision fp64",
+                                  "./lulesh -s 40"))
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER,
+                          "--workload", "lulesh", "--size", "40"])
+    assert res.code == 0, res.err
+    out = res.out
+    assert ("measure first (hpcds1mpi recommend --emit slurm --workload lulesh --size 40 "
+            "--program \"<the script's program, {size} for its size>\" writes this sweep):"
+            in out), out
+    job.write_text(SCRIPT.replace("srun hpcds1mpi run stencil --size 128 --precision fp64",
+                                  "./lulesh 40"))  # no launch line: no command, said why
+    res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER,
+                          "--workload", "lulesh", "--size", "40"])
+    out = res.out
+    assert res.code == 0 and "measure first" not in out, out
+    assert "note: no calibration sweep for 'lulesh': it is not a built-in kernel" in out, out
+
+
 def test_a_removed_line_is_shown_as_removed():
     """A CPU program's GPU directive goes in the rewrite; it was shown as 'line 6: ... ->'
     with nothing after the arrow."""
