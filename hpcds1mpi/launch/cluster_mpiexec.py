@@ -2,12 +2,15 @@
 
 A file's ``mpiexec`` is written in place of the ``mpiexec`` / ``mpirun`` name only where its
 ``launcher`` is one of them: under srun (the file's ``launcher = "srun"``, or Slurm's default
-where it names none) it goes unused, said in a note (s36 tester M2, s41 tester B11). A path
-that is no executable file on this machine is refused before the script is written, naming
-the file and the key, as a program path that is not there is (``program_there.py``): the job
-would stop at its launch line with exit 127 (s41 tester B12: it was written with only a note
-that the program "may run otherwise" under it). A sweep's launches (``sweep --command
---cluster FILE``) refuse such a path alike, before anything runs (:func:`unlaunchable_mpiexec`).
+where it names none) it goes unused, said in a note (s36 tester M2, s41 tester B11). The file
+describes the target cluster, whose paths may exist only there (a compute-node mount such as
+``/apps``), so a script's path is judged as a program path is (``program_there.py``): where its
+folder is on this machine and the file is missing or no executable, it is refused before the
+script is written, naming the file and the key (the job would stop at its launch line with
+exit 127: s41 tester B12); a folder that is not here cannot be looked in, so the job checks it
+and a note says so (s41 review F9: such a file was refused, though its script would run). A
+sweep's launches (``sweep --command --cluster FILE``) run here, so they refuse any path that
+is no executable file here, before anything runs (:func:`unlaunchable_mpiexec`).
 """
 
 from __future__ import annotations
@@ -34,11 +37,11 @@ def ignored_mpiexec(launcher, cluster) -> str:
 
 def missing_mpiexec(launcher, cluster) -> str:
     """The one-line refusal of the cluster file's ``mpiexec`` that ``launcher`` writes where
-    that path is no executable file here; "" where it is one, a bare name (the job's PATH
-    finds it), or not written (srun)."""
-    mpiexec = getattr(cluster, "mpiexec", "") if cluster is not None else ""
-    if not mpiexec or "/" not in mpiexec or getattr(launcher, "name", "") == "srun" \
-            or getattr(launcher, "command", "") != mpiexec:
+    that path's folder is on this machine and the path is no executable file there; "" where
+    it is one, its folder is not here (:func:`unseen_mpiexec`), it is a bare name (the job's
+    PATH finds it), or it is not written (srun)."""
+    mpiexec = _written(launcher, cluster)
+    if not mpiexec or not os.path.isdir(os.path.dirname(mpiexec)):
         return ""
     why = _not_executable(mpiexec)
     if not why:
@@ -48,6 +51,30 @@ def missing_mpiexec(launcher, cluster) -> str:
             f"launch line (exit {code}); set mpiexec "
             "to the path of the site's launcher (`which mpiexec` on a node), or drop it to "
             "launch with the mpiexec the job's PATH finds")
+
+
+def unseen_mpiexec(launcher, cluster) -> str:
+    """The note on the cluster file's ``mpiexec`` (an absolute path: the file is refused
+    otherwise) that ``launcher`` writes where that path cannot be looked for here: its folder
+    is not on this machine (the target cluster's own); "" where it can
+    (:func:`missing_mpiexec`), or is not written."""
+    mpiexec = _written(launcher, cluster)
+    if not mpiexec or os.path.isdir(os.path.dirname(mpiexec)):
+        return ""
+    return (f"{_named(mpiexec, cluster)} is not checked here (its folder "
+            f"{os.path.dirname(mpiexec)!r} is not on this machine): the job runs it as "
+            "written; if the job stops at its launch line (exit 127), set mpiexec to the "
+            "site's launcher (`which mpiexec` on a node)")
+
+
+def _written(launcher, cluster) -> str:
+    """The cluster file's ``mpiexec`` path that ``launcher`` writes into a script; "" for
+    none, a bare name (the job's PATH finds it) or srun (which leaves it unused)."""
+    mpiexec = getattr(cluster, "mpiexec", "") if cluster is not None else ""
+    if not mpiexec or "/" not in mpiexec or getattr(launcher, "name", "") == "srun" \
+            or getattr(launcher, "command", "") != mpiexec:
+        return ""
+    return mpiexec
 
 
 def unlaunchable_mpiexec(cluster, program: list[str] | None = None) -> str:
@@ -85,4 +112,4 @@ def _named(mpiexec: str, cluster) -> str:
     return f"{where}: mpiexec = {mpiexec!r} of cluster {cluster.name!r}"
 
 
-__all__ = ["ignored_mpiexec", "missing_mpiexec", "unlaunchable_mpiexec"]
+__all__ = ["ignored_mpiexec", "missing_mpiexec", "unlaunchable_mpiexec", "unseen_mpiexec"]

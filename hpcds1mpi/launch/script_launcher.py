@@ -245,9 +245,10 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     review), said rather than refused as for sbatch, which passes it; a bare launcher whose
     file the cluster file's modules choose where that cannot be told here, and a cluster
     file's ``mpiexec`` that its srun leaves unused (s36 tester M1, M2). A cluster file's
-    ``mpiexec`` path that is no executable file here is refused
-    (:mod:`hpcds1mpi.launch.cluster_mpiexec`)."""
-    from hpcds1mpi.launch.cluster_mpiexec import ignored_mpiexec, missing_mpiexec
+    ``mpiexec`` path that is no executable file in a folder of this machine is refused, one
+    whose folder is not here is said (:mod:`hpcds1mpi.launch.cluster_mpiexec`)."""
+    from hpcds1mpi.launch.cluster_mpiexec import ignored_mpiexec, missing_mpiexec, \
+        unseen_mpiexec
 
     if missing := missing_mpiexec(launcher, cluster):  # the job would exit 127 (s41 B12)
         raise ConfigError(missing)
@@ -255,7 +256,7 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     # preamble and modules as the module system here gives it (s36 tester M1); None: unknown.
     path, unknown = job_launch_path(cluster)
     unchecked = unchecked_launcher(program, launcher, unknown) if path is None else ""
-    ignored = ignored_mpiexec(launcher, cluster)
+    ignored = ignored_mpiexec(launcher, cluster) or unseen_mpiexec(launcher, cluster)
     said = check_launch_path(program, launcher, cluster, hint, scheduler, path)
     return "; ".join(note for note in (said, unchecked, ignored) if note)
 

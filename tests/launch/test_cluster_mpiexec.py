@@ -41,8 +41,9 @@ def test_an_mpiexec_left_unused_by_the_files_own_srun_launcher_is_said_so():
 def test_a_cluster_files_mpiexec_that_is_no_executable_here_is_refused(tmp_path, scheduler,
                                                                        what, why, code):
     """s41 tester B12: ``mpiexec = "/nonexistent/bin/mpirun"`` was written into the script
-    with only a note that the program "may run otherwise" under it; the job exits 127."""
-    paths = {"missing": tmp_path / "nonexistent" / "mpirun", "folder": tmp_path,
+    with only a note that the program "may run otherwise" under it; the job exits 127. Its
+    folder is here, so the path can be looked for (one whose folder is not: a note)."""
+    paths = {"missing": tmp_path / "mpirun", "folder": tmp_path,
              "plain": tmp_path / "mpirun.txt"}
     paths["plain"].write_text("not a launcher\n")
     file = tmp_path / "lab.toml"
@@ -55,6 +56,23 @@ def test_a_cluster_files_mpiexec_that_is_no_executable_here_is_refused(tmp_path,
         f"job would stop at its launch line (exit {code}); set mpiexec to the path of the "
         "site's launcher (`which mpiexec` on a node), or drop it to launch with the mpiexec "
         "the job's PATH finds")
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
+def test_an_mpiexec_in_a_folder_not_on_this_machine_is_written_with_a_note(tmp_path, scheduler):
+    """s41 review F9: a cluster file describes the target cluster, whose launcher may sit in
+    a folder only its nodes mount; it was refused as "does not exist on this machine", where
+    a program path in a folder not here is left to the job (program_there.py)."""
+    mpiexec = "/apps/nowhere-s41/openmpi/bin/mpiexec"
+    file = tmp_path / "lab.toml"
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec=mpiexec))
+    cluster = load_cluster(file)
+    note = check_launch(["./app"], for_script(scheduler, cluster), cluster,
+                        scheduler=scheduler)
+    assert (f"{file}: mpiexec = '{mpiexec}' of cluster 'lab' is not checked here (its folder "
+            "'/apps/nowhere-s41/openmpi/bin' is not on this machine): the job runs it as "
+            "written; if the job stops at its launch line (exit 127), set mpiexec to the "
+            "site's launcher (`which mpiexec` on a node)") in note, note
 
 
 def test_an_mpiexec_srun_leaves_unused_or_a_bare_name_is_not_refused(tmp_path):
