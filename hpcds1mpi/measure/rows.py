@@ -39,7 +39,8 @@ def base_row(spec: RunSpec, machine_id: str, partition, sweep_id: str) -> dict:
         "seed": spec.seed, "sweep_id": sweep_id, "partition": partition.name,
         "cores_per_node": partition.cores_per_node, "memory_gb": partition.memory_gb,
         "gpus_per_node": partition.gpus_per_node, "kind": "kernel", "status": "crashed",
-        "extra": options_text(spec.extra),  # another deck is another workload (s40 B13)
+        # another deck is another workload (s40 B13), each option of its declared type (F3)
+        "extra": options_text(spec.extra, spec.workload),
     }
 
 

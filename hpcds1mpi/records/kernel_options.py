@@ -19,23 +19,51 @@ import re
 SEPARATOR = "+"
 
 
-def options_text(pairs) -> str:
+def options_text(pairs, kernel: str | None = None) -> str:
     """The ``extra`` column's value for a run's ``(key, value)`` option pairs: JSON with
-    sorted keys, "" for none."""
-    return json.dumps(dict(pairs), sort_keys=True) if pairs else ""
+    sorted keys, "" for none; each value of the type ``kernel`` declares for it
+    (:func:`declared`), so one option is written one way."""
+    options = dict(pairs) if pairs else {}
+    options = declared(kernel, options) if kernel else options
+    return json.dumps(options, sort_keys=True) if options else ""
+
+
+def declared(kernel: str, options: dict) -> dict:
+    """``options`` with each value of the type kernel ``kernel`` declares for it
+    (:attr:`~hpcds1mpi.kernels.Kernel.options`): a float option a plan gives as a whole number
+    (``allreduce_iteration_scale = 2``) as ``2.0``, as ``hpcds1mpi run --option`` reads it;
+    the label had said ``.2`` where every reader said ``.2.0`` (s41 review F3). Any other value,
+    an option it does not declare, and a name that is no kernel: as given."""
+    from hpcds1mpi import kernels
+
+    try:
+        kinds = (kernels.get(kernel).options or {}) if kernels.is_kernel(kernel) else {}
+    except Exception:  # noqa: BLE001 - a plugin that cannot load: its options as written
+        kinds = {}
+    return {key: float(value) if type(value) is int and kinds.get(key, (None,))[0] is float
+            else value for key, value in options.items()}
 
 
 def options_label(workload: str, text: str) -> str:
     """The workload label of a kernel run with options ``text`` (the ``extra`` column):
-    ``stencil+sweeps.100``; ``workload`` itself without options. A value with characters a
-    label cannot hold (a path, a list) gets them as ``_`` and a short hash of the options, so
-    two decks never share a label."""
+    ``stencil+sweeps.100``; ``workload`` itself without options. Each value is of the type
+    the kernel declares (:func:`declared`: a file written before reads as one written now). A
+    value with characters a label cannot hold (a path, a list) gets them as ``_`` and a short
+    hash of the options, so two decks never share a label."""
     try:
         options = json.loads(text) if text else {}
     except ValueError:  # a column changed by hand: still its own workload
         options = {"extra": text}
     if not isinstance(options, dict) or not options:
         return workload
+    typed = declared(workload, options)
+    if any(type(typed[key]) is not type(options[key]) for key in options):
+        text = options_text(typed.items())  # the hash of the options as written now
+    return _label(workload, typed, text)
+
+
+def _label(workload: str, options: dict, text: str) -> str:
+    """:func:`options_label` of ``options`` as they are (no type applied), ``text`` hashed."""
     parts, lossy = [], False
     for key in sorted(options):
         value = options[key]
@@ -69,9 +97,9 @@ def labelled(frame):
     with_options = (text != "") & kernel
     if with_options.any():
         frame = frame.copy()
-        frame.loc[with_options, "workload"] = [
-            options_label(w, t) for w, t in zip(frame.loc[with_options, "workload"].astype(str),
-                                                text[with_options])]
+        pairs = list(zip(frame.loc[with_options, "workload"].astype(str), text[with_options]))
+        labels = {pair: options_label(*pair) for pair in set(pairs)}  # a kernel looked up once
+        frame.loc[with_options, "workload"] = [labels[pair] for pair in pairs]
     return frame
 
 
@@ -128,9 +156,19 @@ def run_options(label: str) -> list[str] | None:
         options = typed_options(kernels.get(kernel), {key: word for key, _, word in pairs})
     except Exception:  # noqa: BLE001 - not this kernel's options: no command to give
         return None
-    if options_label(kernel, options_text(options.items())) != label:
-        return None  # read back otherwise than it was written (a hashed label)
+    as_written = _label(kernel, {key: _json_or_word(word) for key, _, word in pairs}, "")
+    if label not in (options_label(kernel, options_text(options.items())), as_written):
+        return None  # read back otherwise than it was written (a hashed label); a model
+        # trained before types were applied names a float 2 ``.2``: that one still runs
     return [arg for key, _, word in pairs for arg in ("--option", f"{key}={word}")]
+
+
+def _json_or_word(word: str):
+    """``word``'s JSON value (``2``, ``true``), else the word itself."""
+    try:
+        return json.loads(word)
+    except ValueError:
+        return word
 
 
 def run_deck(name: str, args) -> str | None:

@@ -65,6 +65,36 @@ def test_answers_say_the_options_and_a_script_passes_those_its_label_carries():
     assert line.startswith(f"no job script for {hashed!r}") and "--option KEY=VALUE" in line
 
 
+def test_a_float_option_written_as_a_whole_number_is_one_workload_everywhere():
+    """s41 review F3: a plan's ``allreduce_iteration_scale = 2`` was recorded as ``2`` and
+    trained as ``...scale.2``, where ``--option ...=2`` and the label's own reading made
+    ``...scale.2.0``: recommend --emit refused the workload, advise of its script matched none."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.measure.plan import RunSpec
+    from hpcds1mpi.measure.rows import base_row
+    from hpcds1mpi.records.kernel_options import run_deck
+
+    label = "allreduce+allreduce_iteration_scale.2.0"
+    spec = RunSpec("allreduce", 1024, Configuration(1, 2, 1, "cpu", "fp64"),
+                   extra=(("allreduce_iteration_scale", 2),))
+    recorded = base_row(spec, "m", Partition("p", cores_per_node=4, memory_gb=8), "s")["extra"]
+    assert recorded == '{"allreduce_iteration_scale": 2.0}', recorded
+    # a file written before reads as one written now; run and advise's reading agree
+    assert options_label("allreduce", '{"allreduce_iteration_scale": 2}') == label
+    assert options_label("allreduce", recorded) == label
+    assert run_deck("allreduce", ["--size", "{size}", "--option",
+                                  "allreduce_iteration_scale=2"]) == label
+    assert run_options(label) == ["--option", "allreduce_iteration_scale=2.0"]
+    assert no_run_line(label) == ""
+    # a model trained before names it ``.2``: its script still runs that deck
+    assert run_options("allreduce+allreduce_iteration_scale.2") == [
+        "--option", "allreduce_iteration_scale=2"]
+    # an int option and an option no kernel declares are left as given
+    assert options_text((("sweeps", 100),), "stencil") == '{"sweeps": 100}'
+    assert options_text((("x", 1),), "myapp") == '{"x": 1}'
+
+
 def test_typed_options_read_words_as_the_kernel_declares_them():
     import pytest
 
