@@ -107,15 +107,16 @@ def program_lines(lines: list[str], boxes: list) -> list[str]:
 
     boxed = {i for a, b in help_spans(lines) for i in range(a, b + 1)}
     plain = [untagged(ln) for ln in lines]
-    kept = []
+    kept, joined = [], set()  # joined: the places of locations joined to their error
     for i, ln in enumerate(plain):
         ln = FOAM_HEADER.sub(r"\1:", ln)
         if kept and kept[-1] and FATAL_TRAILER.search(ln):  # one line: what was wrong, and
             kept[-1] = f"{kept[-1]} ({ln[:1].lower()}{ln[1:]})"  # that it is fatal (s29 V1-3)
             ln = ""
-        if kept and kept[-1] and (near := NEAR_LINE.match(ln)):
-            title = kept[-1].removeprefix(f"{near[1]} ") if near[1] else kept[-1]
-            kept[-1], ln = f"{title} {near[2]}", ""
+        if (near := NEAR_LINE.match(ln)) and (at := _error_of(kept, near[1], joined)) is not None:
+            title = kept[at].removeprefix(f"{near[1]} ") if near[1] else kept[at]
+            kept[at], ln = f"{title} {near[2]}", ""
+            joined.add(i)
         kept.append("" if i in boxed or RULE_LINE.match(ln) or LAUNCHER_LINE.search(ln)
                     or GENERIC_LINE.search(ln) or ERROR_TRAILER.match(ln) else ln)
     for banner in banner_messages(plain):  # one message, not six lines of boilerplate
@@ -125,6 +126,23 @@ def program_lines(lines: list[str], boxes: list) -> list[str]:
     for box in boxes:  # one message, not a line of art or half a sentence
         kept[box.first:box.last + 1] = ["", box.message] + [""] * (box.last - box.first - 1)
     return kept
+
+
+def _error_of(kept: list[str], tag: str | None, joined: set[int]) -> int | None:
+    """Where in ``kept`` the error a hoc location (:data:`NEAR_LINE`) tagged ``tag`` belongs:
+    the line above it, or, tagged "N", the paragraph's last line of rank N (the places
+    of locations already ``joined`` end no paragraph), for ranks' lines interleave ("0 nrniv:
+    ..." "1 nrniv: ..." "0  in ..."): the location had been joined to another rank's error,
+    its tag kept (s41 review F4)."""
+    above = len(kept) - 1 if kept and kept[-1] else None
+    for at in range(len(kept) - 1, -1, -1) if tag else ():
+        if at in joined:
+            continue
+        if not kept[at]:
+            break
+        if kept[at].startswith(f"{tag} "):
+            return at
+    return above
 
 
 def with_message(lines: list[str], i: int) -> tuple[str, int]:

@@ -59,3 +59,13 @@ def test_a_hoc_errors_location_is_joined_to_it_without_its_rank_tag(tag):
         "nrniv: syntax error in ring_bad.hoc near line 12"
     # a count that starts a line is no rank tag where no location follows it
     assert reason_line("", "2 errors found\n") == "2 errors found"
+
+
+def test_a_hoc_location_is_joined_to_its_own_ranks_error_where_ranks_lines_interleave():
+    """s41 review F4: with each rank writing its own stderr, rank 0's location came under rank 1's
+    error; it was joined to that one and the reason kept a rank tag ("1 nrniv: ...")."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    stderr = ("0 nrniv: syntax error\n1 nrniv: syntax error\n"
+              "0  in ring_bad.hoc near line 12\n1  in ring_bad.hoc near line 12\n")
+    assert reason_line("", stderr) == "nrniv: syntax error in ring_bad.hoc near line 12"
