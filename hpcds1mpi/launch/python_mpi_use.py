@@ -29,6 +29,12 @@ _VALUED = ("-W", "-X", "--check-hash-based-pycs")
 #: ...)``, with no ``import gpaw``, and was read as MPI-free).
 _ENTRY_POINT = re.compile(r"EASY-INSTALL-(?:ENTRY-)?SCRIPT|\bload_entry_point\(|"
                           r"\.entry_points\b|\bentry_points\(|-script\\\.pyw\?")
+#: The wrapper pip and distlib write today (``from gpaw.cli import main`` ...
+#: ``sys.exit(main())``, like ``.venv/bin/hpcds1mpi``), whatever its argv[0] line: its package
+#: is the module's top name. Only the older templates had been known, so pip's wrappers of an
+#: MPI program were read as MPI-free (s41 review F2).
+_CALLS_IMPORTED = re.compile(r"^from\s+([\w.]+)\s+import\s+(\w+)\s*$"
+                             r"(?=.*^\s+sys\.exit\(\s*\2\(\)\s*\))", re.M | re.S)
 #: The distribution such a wrapper names (``'gpaw==22.8.0'``): its package's name.
 _DISTRIBUTION = re.compile(r"(?:EASY-INSTALL-(?:ENTRY-)?SCRIPT:\s*|load_entry_point\(\s*|"
                            r"__requires__\s*=\s*|distribution\(\s*)['\"]([\w.-]+)")
@@ -98,25 +104,47 @@ def _local_modules(text: str, folder: str) -> list[str]:
     return found
 
 
+def _installed_package(text: str, folder: str) -> str | None:
+    """The folder of the package a pip or distlib wrapper in ``folder`` runs
+    (:data:`_CALLS_IMPORTED`): ``site-packages/PKG`` of the environment whose ``bin/`` holds
+    it; "" where the text is such a wrapper of a package not found there; None where it is no
+    such wrapper."""
+    import glob
+
+    if not (call := _CALLS_IMPORTED.search(text)):
+        return None
+    top = call[1].split(".")[0]
+    if os.path.exists(os.path.join(folder, f"{top}.py")) or os.path.isdir(f"{folder}/{top}"):
+        return None  # a local module: read as one
+    found = glob.glob(os.path.join(folder, os.pardir, "lib*", "python*", "site-packages", top))
+    return found[0] if found and os.path.isdir(found[0]) else ""
+
+
 def script_names_mpi(text: str, folder: str) -> bool | None:
     """Whether the Python source ``text`` (of a script in ``folder``), or a local module it
     imports, names mpi4py or a package built on MPI (:data:`MPI_PACKAGES`); None where a file
     could not be read or too many would be, or where it is a console-script wrapper of a
-    package not read here (no guess)."""
-    pending, seen = [text], set()
+    package not read here (no guess). A pip or distlib wrapper is read as its package, where
+    its environment holds it (:func:`_installed_package`)."""
+    pending, seen = [(text, folder)], set()
     while pending:
-        source = pending.pop()
+        source, where = pending.pop()
         if _imports_mpi(source):
             return True
         if _ENTRY_POINT.search(source):
             return None  # an installed package's entry point, not read here: no guess
-        for path in _local_modules(source, folder):
+        if (package := _installed_package(source, where)) == "":
+            return None  # its package is not where it can be read: no guess
+        if package:
+            where = os.path.dirname(package)  # its modules import each other by the package
+            source = f"{source}\nimport {os.path.basename(package)}"
+        for path in _local_modules(source, where):
             if path in seen:
                 continue
             seen.add(path)
             if len(seen) > _MAX_FILES or (more := _read(path)) is None:
                 return None
-            pending.append(more)
+            pending.append((more, where))
     return False
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.launch.python_mpi_use import python_target, python_without_mpi
 
 
@@ -84,3 +86,35 @@ def test_a_console_script_wrapper_is_read_as_its_package_never_as_mpi_free(tmp_p
         (tmp_path / "solve").write_text(other)
         assert script_names_mpi(other, str(tmp_path)) is None
         assert python_without_mpi([], str(tmp_path), script=str(tmp_path / "solve")) is None
+
+
+#: The wrappers pip (``removesuffix``) and distlib write today, the module's function called.
+TODAYS_WRAPPERS = [
+    "#!/usr/bin/python3\nimport sys\nfrom {dist}.cli import main\nif __name__ == '__main__':\n"
+    "    sys.argv[0] = sys.argv[0].removesuffix('.exe')\n    sys.exit(main())\n",
+    "#!/usr/bin/python3\n# -*- coding: utf-8 -*-\nimport re\nimport sys\nfrom {dist}.cli import main\n"
+    "if __name__ == '__main__':\n    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', "
+    "sys.argv[0])\n    sys.exit(main())\n"]
+
+
+@pytest.mark.parametrize("wrapper", TODAYS_WRAPPERS)
+def test_pips_and_distlibs_wrappers_are_read_as_their_installed_package(tmp_path, wrapper):
+    """s41 review F2: only easy_install's templates were known; the wrappers pip and distlib
+    write now were read as their own text, "a Python program that imports no MPI", whatever
+    their package did."""
+    from hpcds1mpi.launch.python_mpi_use import script_names_mpi
+
+    (tmp_path / "bin").mkdir()
+    package = tmp_path / "lib" / "python3.12" / "site-packages" / "myapp"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "cli.py").write_text("from myapp import solver\n\ndef main():\n    solver.run()\n")
+    (package / "solver.py").write_text("from mpi4py import MPI\n\ndef run():\n    MPI.COMM_WORLD\n")
+    (tmp_path / "bin" / "myapp").write_text(text := wrapper.format(dist="myapp"))
+    assert script_names_mpi(text, str(tmp_path / "bin")) is True
+    assert python_without_mpi([], str(tmp_path), script=str(tmp_path / "bin" / "myapp")) is None
+    (package / "solver.py").write_text("def run():\n    pass\n")  # a serial package: read so
+    assert script_names_mpi(text, str(tmp_path / "bin")) is False
+    # a package the wrapper's environment does not hold: not read, so no guess
+    other = wrapper.format(dist="some_solver")
+    assert script_names_mpi(other, str(tmp_path / "bin")) is None
