@@ -1,6 +1,7 @@
 """The workload label of a user's program, one rule for ``sweep --command`` and ``tune
 --program``: ``--label`` checked, or the program's file name — past an exec-wrapper prefix
-(``env X=1``, ``nice``) and an interpreter (``python3 app.py`` is ``app.py``) — made a label.
+(``env X=1``, ``nice``), a container runner (``singularity exec IMG ./app`` is ``app``) and an
+interpreter with its options (``python3 -W ignore app.py`` is ``app.py``) — made a label.
 
 ``sweep`` had named every program without ``--label`` ``external``, silently, so two programs
 swept into two files became one workload when trained together, and recommend answered one
@@ -19,14 +20,23 @@ FALLBACK = "external"
 
 
 def program_word(tokens: list[str]) -> str:
-    """The word of ``tokens`` that names the program: past an exec-wrapper prefix and an
-    interpreter (its script); the interpreter itself where it runs code given inline
-    (``bash -c``, ``python -c``, ``perl -e``)."""
+    """The word of ``tokens`` that names the program: past an exec-wrapper prefix, a container
+    runner (:mod:`~hpcds1mpi.launch.container_runners`: the command run in the image, else the
+    image's name) and an interpreter (its script); the interpreter itself where it runs code
+    given inline (``bash -c``, ``python -c``, ``perl -e``)."""
+    from hpcds1mpi.launch.container_runners import container_program, image_name, \
+        is_container_runner
     from hpcds1mpi.launch.exec_wrappers import program_index
     from hpcds1mpi.launch.script_placeholders import program_at
 
     if not tokens:
         return ""
+    start = program_index(tokens)
+    if is_container_runner(tokens[start]) and (inside := container_program(tokens[start:])):
+        image, command = inside
+        if command is None:
+            return image_name(tokens[start + image])
+        return program_word(tokens[start + command:])
     at = program_at(tokens)
     if at > 0 and tokens[at - 1] in ("-c", "-e", "-E"):
         return tokens[program_index(tokens)]
@@ -73,5 +83,13 @@ def workload_label(program_file: str, label: str | None, say) -> str:
 
 def program_label(tokens: list[str], label: str | None, say) -> str:
     """:func:`workload_label` of the program a command's ``tokens`` run
-    (:func:`program_word`)."""
-    return workload_label(program_word(tokens), label, say)
+    (:func:`program_word`); where that is a container runner whose words are not read here
+    (``singularity shell``, an option not known), said to be the command's first word."""
+    from hpcds1mpi.launch.container_runners import is_container_runner
+
+    word = program_word(tokens)
+    if label is None and is_container_runner(word):
+        say(f"workload label {os.path.basename(word)!r}, the command's first word: the program "
+            "its container runs is not read from these words; give --label NAME for the "
+            "program's own")
+    return workload_label(word, label, say)

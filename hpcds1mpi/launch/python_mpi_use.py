@@ -21,8 +21,9 @@ MPI_PACKAGES = ("mpi4py", "petsc4py", "slepc4py", "dolfinx", "dolfin", "fenics",
                 "PyTrilinos", "adios2", "lammps", "ngsolve", "mfem", "devito", "pyscf_mpi",
                 "netCDF4", "boutpp", "pylith", "espressomd", "underworld", "nekrs", "mpi")
 _IMPORTS = re.compile(r"^\s*(?:from\s+(\.*[\w.]*)\s+import|import\s+([\w., ]+))", re.M)
-#: Options of python that take a value (``-W ignore``, ``-X dev``).
-_VALUED = ("-W", "-X", "--check-hash-based-pycs")
+#: Options of python that take a value (``-W ignore``, ``-X dev``): the one list
+#: ``launch/script_placeholders.program_at`` reads a Python command's program by too.
+PYTHON_VALUED = ("-W", "-X", "--check-hash-based-pycs")
 #: A console-script wrapper (pip's, setuptools' and easy_install's ``bin/`` scripts): its
 #: program is an installed package's entry point, not its own text (s41 tester A2: Debian's
 #: ``/usr/bin/gpaw`` loads ``gpaw.cli.main`` through ``load_entry_point('gpaw==22.8.0',
@@ -55,7 +56,7 @@ def python_target(args: list[str]) -> tuple[str, str] | None:
             return "module", word[2:]
         if word == "-c" and k + 1 < len(args):
             return "code", args[k + 1]
-        if word in _VALUED:
+        if word in PYTHON_VALUED:
             k += 2
             continue
         if word == "-" or word.startswith("-") and word[1:2] in ("c", "m"):

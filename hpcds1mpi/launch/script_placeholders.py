@@ -31,6 +31,12 @@ if TYPE_CHECKING:  # pragma: no cover
 _SUFFIX_RE = re.compile(r"\.(x|exe|out|py|sh|bin)$")
 #: Interpreters whose first argument that is no option is the program (``python3 app.py``).
 _INTERPRETER_RE = re.compile(r"^(python[0-9.]*|pypy[0-9.]*|bash|sh|perl|Rscript|julia|ruby|node)$")
+#: Per interpreter other than Python's (``launch/python_mpi_use.PYTHON_VALUED``): its options
+#: taking the next word as their value (``bash -o pipefail run.sh``, ``julia -t 4 app.jl``).
+_VALUED_OPTIONS = {"bash": ("-o", "-O", "+o", "+O"), "sh": ("-o", "+o"),
+                   "julia": ("-t", "--threads", "-p", "--procs", "-L", "--load", "-J",
+                             "--sysimage", "-C", "--cpu-target", "--project"),
+                   "node": ("-r", "--require", "--import", "--loader"), "ruby": ("-I", "-r")}
 
 
 def stem(word: str) -> str:
@@ -40,14 +46,29 @@ def stem(word: str) -> str:
 
 def program_at(words: Sequence[str]) -> int:
     """The index of the program among a command's words: the first past an exec-wrapper prefix
-    (:mod:`~hpcds1mpi.launch.exec_wrappers`), or for an interpreter its first non-option."""
+    (:mod:`~hpcds1mpi.launch.exec_wrappers`), or for an interpreter its first non-option, the
+    value of an option taking one skipped (``python3 -W ignore app.py``: ``ignore`` had been
+    read as the program, s41 review F8)."""
     start = program_index(list(words))
-    for k, word in enumerate(words[start:], start):
-        if k == start and _INTERPRETER_RE.match(os.path.basename(word)):
-            continue
-        if k == start or not word.startswith("-"):
+    if not (start < len(words) and (name := _INTERPRETER_RE.match(os.path.basename(words[start])))):
+        return start
+    valued = _interpreter_valued(name[1])
+    k = start + 1
+    while k < len(words):
+        if not words[k].startswith("-"):
             return k
+        k += 2 if words[k] in valued else 1
     return start
+
+
+def _interpreter_valued(interpreter: str) -> tuple[str, ...]:
+    """The options of ``interpreter`` (a name :data:`_INTERPRETER_RE` matches) that take the
+    next word as their value."""
+    from hpcds1mpi.launch.python_mpi_use import PYTHON_VALUED
+
+    if interpreter.startswith(("python", "pypy")):
+        return PYTHON_VALUED
+    return _VALUED_OPTIONS.get(interpreter, ())
 
 
 def split_command(command: str) -> list[str]:

@@ -37,8 +37,25 @@ def test_a_given_label_is_kept_or_refused_and_a_kernels_file_name_names_label():
     ("meep res={size} wg.ctl", "meep"), ("nrniv -mpi -c ncell={size} ring.hoc", "nrniv"),
     ("./bin/app --n {size}", "./bin/app"), ("env OMP_PLACES=cores nice -n 5 ./app {size}", "./app"),
     ("python3 -u solver.py {size}", "solver.py"), ("gpaw python h2.py {size}", "gpaw"),
-    ("bash -c 'x={size}; ./a'", "bash"), ("/usr/bin/python3 -m pkg.run {size}", "pkg.run")])
+    ("bash -c 'x={size}; ./a'", "bash"), ("/usr/bin/python3 -m pkg.run {size}", "pkg.run"),
+    # s41 review F8: an interpreter option's value and a container runner had been the program
+    ("python3 -O -W ignore app.py {size}", "app.py"), ("bash -o pipefail run.sh", "run.sh"),
+    ("singularity exec img.sif ./app {size}", "./app"),
+    ("apptainer exec --nv -B /a:/b img.sif python3 -u x.py", "x.py"),
+    ("docker run --rm -it -v a:b ghcr.io/org/solver:1.2", "solver")])
 def test_the_program_word_is_past_wrappers_and_interpreters(command, word):
     import shlex
 
     assert program_word(shlex.split(command)) == word
+
+
+def test_a_container_runner_whose_words_are_not_read_is_said_to_be_the_label():
+    """s41 review F8: ``singularity``, said as "the program's file name", labelled every
+    containerised program, so two of them became one workload."""
+    from hpcds1mpi.launch.program_label import program_label
+
+    said = []
+    assert program_label(["singularity", "shell", "img.sif"], None, said.append) == "singularity"
+    assert len(said) == 1 and "first word" in said[0] and "--label NAME" in said[0]
+    assert program_label(["podman", "run", "--unknown", "img"], "mine", said.append) == "mine"
+    assert len(said) == 1
