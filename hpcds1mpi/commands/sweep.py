@@ -303,23 +303,13 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
 
 def _program_label(program: str, label: str | None, resumed: str | None
                    ) -> tuple[str, list[str]]:
-    """The workload label of ``--command`` and the line saying it: ``--label`` (no line),
-    else the one the ``--resume`` -d file ran this command under, else the program's file
-    name, as ``tune`` names it (s41 tester A1: every program had been ``external``,
+    """The workload label of ``--command`` and the lines saying it, by tune's rule
+    (:func:`~hpcds1mpi.measure.command_label.command_label`: the label the ``--resume`` -d
+    file ran this command under kept; s41 tester A1: every program had been ``external``,
     silently). The line is said with the sweep's first word, so that a refusal stays one."""
-    from hpcds1mpi.launch.program_label import program_label
-    from hpcds1mpi.launch.script_placeholders import split_command
-    from hpcds1mpi.measure.external_resume import resumed_label
+    from hpcds1mpi.measure.command_label import command_label
 
-    if label is None and resumed and (recorded := resumed_label(resumed, program)):
-        return recorded, [f"workload label {recorded!r}, as {resumed} records this command: "
-                          "give --label NAME for another"]
-    said: list[str] = []
-    built = program_label(split_command(program), label, said.append)
-    if label is None and not said:
-        said.append(f"workload label {built!r}, the program's file name: give --label NAME "
-                    "for another")
-    return built, said
+    return command_label(program, label, resumed)
 
 
 def _saying_first(pending: list[str]):

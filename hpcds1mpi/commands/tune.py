@@ -242,14 +242,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         workload = kernel
     else:
         from hpcds1mpi.decide.tune_program import program_tokens
-        from hpcds1mpi.launch.program_label import program_label
+        from hpcds1mpi.measure.command_label import command_label
 
-        tokens = program_tokens(program)
-        if not tokens:
+        if not program_tokens(program):
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
-        workload = program_label(tokens, label,
-                                  say=lambda line: click.echo(f"tune: {line}", err=True))
+        workload, said = command_label(program, label, out, name_said=False)  # F7
     part = resolve_partition(cluster_file, partition)
     bundle, other_model, model_part = None, "", part
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
@@ -266,8 +264,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {tune_predictions.other_machine_note(part)}", err=True)
             bundle, other_model = None, model_dir
     if program is not None:
-        from hpcds1mpi.decide.tune_program import check_program, model_place, trials_launcher
+        from hpcds1mpi.decide.tune_program import check_program, model_label, model_place, \
+            trials_launcher
 
+        if bundle is not None and label is None and \
+                (known := model_label(bundle, program)) not in (None, workload):
+            workload, said = command_label(program, label, out, known, model_dir, False)
         if bundle is not None:  # the folder and setup its sweep ran it with (s37 tester G4)
             workdir, setup = model_place(bundle, workload, program, workdir, setup,
                                          lambda line: click.echo(f"tune: {line}", err=True))
@@ -277,6 +279,8 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         # before any launch; its launcher too, as the sweep's --resume (s40 review G5)
         check_resumed(out, program, readings, workload, by="tune", setup=setup,
                       launched=trials_launcher(out, choice, part, submit))
+        for line in said:  # a label kept from --out or --model, as sweep says it (F7)
+            click.echo(f"tune: {line}", err=True)
 
     if submit:
         from hpcds1mpi.cluster import resolve_cluster

@@ -82,6 +82,24 @@ def model_place(bundle, workload: str, program: str, workdir: str | None, setup:
     return used_workdir or None, used_setup or None
 
 
+def model_label(bundle, program: str) -> str | None:
+    """The workload ``bundle`` measured ``program`` as: the one program whose command lines
+    hold it (:func:`~hpcds1mpi.decide.unmeasured_command.command_difference` finds none);
+    None where none or several do. A model knowing ``python3 app.py`` as ``python3`` (an
+    older tune's label) had gone unused under the file-name label ``app.py`` (s41 review F7)."""
+    from hpcds1mpi.decide.unmeasured_command import command_difference
+    from hpcds1mpi.surrogates.levels import bundle_levels
+
+    words, found = program_tokens(program), set()
+    for workload in sorted(getattr(bundle, "workloads", ())):
+        if (levels := bundle_levels(bundle, workload)) is None:
+            continue
+        lines = [line for line in (levels.command, *levels.other_commands) if line]
+        if any(not command_difference(words, line) for line in lines):
+            found.add(workload)
+    return found.pop() if len(found) == 1 else None
+
+
 def other_command(levels, program: str) -> str:
     """One line where ``program`` is not a command ``levels``' runs ran
     (:func:`~hpcds1mpi.decide.unmeasured_command.command_difference`): tune starts from, and

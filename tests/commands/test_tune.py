@@ -697,3 +697,22 @@ def test_a_program_whose_file_name_is_no_label_is_tuned_under_a_label_built_from
     from hpcds1mpi.records.telemetry import read_runs
 
     assert set(read_runs(tmp_path / "a.h5")["workload"]) == {"my_app"}
+
+
+def test_tune_adds_to_the_workload_its_out_records_the_command_under(tmp_path):
+    """s41 review F7: an older tune had labelled ``python3 app.py {size}`` ``python3``; tune
+    now named it ``app.py`` and split one program's runs over two workloads, measuring the
+    measured configuration again, unsaid."""
+    from tests.measure.test_command_label import _older_tunes_file
+
+    program = _older_tunes_file(tmp_path)
+    res = run_cli(["tune", "--program", program, "--size", "1", "--launcher", "mpiexec",
+                   "--cluster", "c.toml", "--ranks-per-node", "1", "--threads", "1",
+                   "--budget", "1", "--time-regex", r"time=([0-9.]+)", "--min-time", "0",
+                   "--max-repeats", "1", "--out", "to.h5", "--json"], cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert json.loads(res.stdout)["workload"] == "python3"
+    assert "tune: workload label 'python3', as to.h5 records this command" in res.stderr
+    from hpcds1mpi.records.telemetry import read_runs
+
+    assert set(read_runs(tmp_path / "to.h5")["workload"]) == {"python3"}

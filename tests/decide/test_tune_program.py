@@ -23,3 +23,21 @@ def test_tune_says_before_any_run_that_its_program_is_not_the_measured_one(progr
     line = other_command(levels, program)
     assert (said in line and "would pool the two under one label" in line) if said else \
         line == ""
+
+
+def test_the_workload_a_model_measured_a_command_as_is_found_by_the_command():
+    """s41 review F7: a model knowing ``python3 app.py`` as ``python3`` went unused under the
+    file-name label ``app.py``."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.decide.tune_program import model_label
+
+    def levels(command, *others):
+        return SimpleNamespace(external=True, command=command, other_commands=others)
+
+    bundle = SimpleNamespace(workloads={"python3", "other", "gemm"}, _measured_levels={
+        "python3": levels("python3 app.py {size}"), "other": levels("./other {size}", ""),
+        "gemm": SimpleNamespace(external=False)})
+    assert model_label(bundle, "python3 app.py {size}") == "python3"
+    assert model_label(bundle, "./other {size}") == "other"
+    assert model_label(bundle, "./new {size}") is None
