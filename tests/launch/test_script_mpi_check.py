@@ -30,10 +30,18 @@ def nothing_runs(monkeypatch):
 
 @pytest.fixture
 def mpis():
-    """The Debian programs and launchers of both families."""
-    return {"openmpi_app": system_program("hpcc"), "mpich_app": system_program("NPmpich2"),
-            "openmpi_run": system_program("mpirun.openmpi"),
-            "mpich_run": system_program("mpiexec.mpich")}
+    """The Debian programs and launchers of both families; each launcher's `--version` read
+    once here (the process keeps it), as any earlier test of the run would have: the check
+    under test starts no process of its own, and alone it had read the version (order-
+    dependent: it failed only when run by itself)."""
+    from hpcds1mpi.launch.launchers import version_text
+
+    found = {"openmpi_app": system_program("hpcc"), "mpich_app": system_program("NPmpich2"),
+             "openmpi_run": system_program("mpirun.openmpi"),
+             "mpich_run": system_program("mpiexec.mpich")}
+    for launcher in (found["openmpi_run"], found["mpich_run"]):
+        version_text(launcher)
+    return found
 
 
 def test_each_launchers_family_from_its_file(mpis, nothing_runs, tmp_path):
