@@ -14,6 +14,13 @@ A command line's program is its file name past an exec-wrapper prefix and an int
 the arguments (or ``name=value`` / ``--opt=value`` values) written as a file name — a
 ``/`` in it or a name extension — with no placeholder in them (``s{size}.nw`` is one deck per
 size, of one program).
+
+Two sweeps of one command line from two folders (``python3 main.py {size}`` in ``a/`` and in
+``b/``, no ``--label``: both labelled ``main.py``) ran two programs too where the line reads
+files from the folder it started in: :func:`two_folders` resolves the script or ``./app`` and
+the relative input files against each rows' ``swept_in`` and refuses when they differ (s41
+tester D; a bare program found on PATH with absolute or no input files is one program
+wherever it was swept).
 """
 
 from __future__ import annotations
@@ -72,4 +79,58 @@ def two_programs(levels: dict[str, "MeasuredLevels"]) -> str | None:
     return None
 
 
-__all__ = ["program_identity", "two_programs"]
+def folder_files(line: str, folder: str) -> tuple[str, ...]:
+    """The files ``line`` reads from the folder it started in, made absolute under ``folder``
+    (sorted): the program where it is a relative path or an interpreter's script, and the
+    relative input files; () where it reads none from there."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.script_placeholders import program_at, split_command
+
+    words = split_command(line)
+    identity = program_identity(line)
+    if not words or identity is None:
+        return ()
+    at = program_at(words)
+    program = words[at]
+    read = list(identity[1])
+    if "{" not in program and ("/" in program or at > program_index(words)):
+        read.append(program)  # ./app or python3 main.py: taken from the folder it started in
+    return tuple(sorted({os.path.normpath(os.path.join(folder, p)) for p in read
+                         if not os.path.isabs(p)}))
+
+
+def two_folders(frame) -> str | None:
+    """The one-line refusal of the first program label whose rows, swept from two folders
+    (their ``swept_in``), read other files there (:func:`folder_files`); None where none."""
+    import json
+
+    from .program_command import commands_of
+
+    need = {"workload", "kind", "swept_in", "command"}
+    if len(frame) == 0 or not need <= set(frame.columns):
+        return None
+    rows = frame[frame["kind"].astype(str) == "external"]
+    for name, mine in rows.groupby(rows["workload"].astype(str), sort=True):
+        seen: dict[tuple, tuple[str, str]] = {}  # files read -> (folder, command line)
+        for text, here in mine.groupby(mine["swept_in"].astype(str), sort=True):
+            try:
+                folder = json.loads(text)
+            except ValueError:
+                continue
+            if not isinstance(folder, str) or not os.path.isabs(folder):
+                continue  # not recorded (an older file): nothing to tell apart
+            lines = commands_of(here)
+            files = tuple(sorted({f for ln in lines for f in folder_files(ln, folder)}))
+            if files and files not in seen:
+                seen[files] = (folder, lines[0] if lines else "")
+            if len(seen) > 1:
+                (one, (f1, c1)), (two, (f2, c2)) = list(seen.items())[:2]
+                return (f"the runs of workload {name!r} ran {c1!r} in {f1} and {c2!r} in {f2}"
+                        f" under one label (two programs: {' '.join(one)} and "
+                        f"{' '.join(two)}): a model would learn one runtime for two "
+                        "computations; sweep each with its own --label (--label NAME) and "
+                        "train on those files")
+    return None
+
+
+__all__ = ["folder_files", "program_identity", "two_folders", "two_programs"]

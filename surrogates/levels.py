@@ -295,13 +295,15 @@ def refuse_mixed_runtimes(frame: "pd.DataFrame") -> None:
 
     Raises:
         DataError: the first program's :func:`runtime_conflicts` line, or a label whose lines
-            run two programs (:func:`.label_programs.two_programs`, s41 tester A1) (exit 2).
+            run two programs (:func:`.label_programs.two_programs`, s41 tester A1; or one line
+            swept from two folders reading other files: :func:`.label_programs.two_folders`)
+            (exit 2).
     """
     from hpcds1mpi.errors import DataError
-    from hpcds1mpi.surrogates.label_programs import two_programs
+    from hpcds1mpi.surrogates.label_programs import two_folders, two_programs
 
     levels = levels_from_frame(frame)
-    if two := two_programs(levels):  # one label, two programs: a model of neither
+    if two := two_programs(levels) or two_folders(frame):  # one label, two programs
         raise DataError(two)
     conflicts = runtime_conflicts(levels)
     if conflicts:

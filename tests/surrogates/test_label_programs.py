@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -77,3 +79,40 @@ def test_train_and_learn_refuse_another_program_under_the_label_in_one_line(tmp_
     [line] = proc.stderr.strip().splitlines()
     assert "'./meep res={size} wg.ctl'" in line and "'./nrniv ncell={size} ring.hoc'" in line
     assert "under one --label (the programs " in line and line.count("\n") == 0
+
+
+def _in(folder: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s rows as swept from ``folder`` (their recorded ``swept_in``)."""
+    return frame.assign(swept_in=json.dumps(folder))
+
+
+def test_one_command_line_swept_from_two_folders_is_two_programs():
+    """s41 tester D18: ``python3 main.py {size}`` swept in a/ and in b/ without --label (both
+    labelled main.py) trained into one workload, and recommend answered with the geometric
+    mean of two programs; now refused in one line naming both folders."""
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    frame = pd.concat([_in("/w/a", swept("python3 main.py {size}", (20, 40))),
+                       _in("/w/b", swept("python3 main.py {size}", (20, 80)))],
+                      ignore_index=True)
+    with pytest.raises(DataError) as err:
+        refuse_mixed_runtimes(frame)
+    message = str(err.value)
+    assert "\n" not in message
+    assert message == (
+        "the runs of workload 'myapp' ran 'python3 main.py {size}' in /w/a and 'python3 "
+        "main.py {size}' in /w/b under one label (two programs: /w/a/main.py and "
+        "/w/b/main.py): a model would learn one runtime for two computations; sweep each "
+        "with its own --label (--label NAME) and train on those files")
+
+
+@pytest.mark.parametrize("line", ["/opt/app {size}", "lmp -in /data/in.lj -var n {size}",
+                                  "hpcc"])
+def test_a_program_reading_nothing_from_its_folder_is_one_program_from_any(line):
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    refuse_mixed_runtimes(pd.concat([_in("/w/a", swept(line, (20, 40))),
+                                     _in("/w/b", swept(line, (80,)))], ignore_index=True))
+    refuse_mixed_runtimes(pd.concat([_in("/w/a", swept("./app {size}", (20, 40))),
+                                     _in("/w/a", swept("./app {size}", (80,)))],
+                                    ignore_index=True))
