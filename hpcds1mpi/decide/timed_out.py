@@ -14,6 +14,12 @@ measurement's, not the program's: the failure evidence
   (work that grows with the size does not get faster; an ok run above the timed-out size says
   it did, and then nothing is bounded). :data:`TIMED_OUT_SIZES` keeps every size it timed out
   at, :data:`TIMED_OUT_AFTER` the bounding limit (NaN: none bounds it).
+* What bounds one run is what the limit timed: a program's ``--timeout`` is per launch, one
+  run ("no exit within the 2 s timeout"); a kernel configuration's covers its set-up, warm-up
+  and every repeat ("no result within the 1.5 s timeout"), so only the time the measured
+  repeat it cut short had run bounds one run, and where it cut set-up or warm-up, or the
+  error does not say (a file written before it did), nothing does (s41 tester D16: fp64 at
+  160 was bounded at 1.5 s where a run takes 0.08 s, and a never-measured level was picked).
 * :func:`timed_out_said` / :func:`timed_out_note`: what those runs were, in words that name
   the limit ("timed out at 2 s (the sweep's --timeout) at size 16000, 32000: ...").
 """
@@ -34,12 +40,18 @@ TIMED_OUT_AFTER = "timed_out_after_s"
 #: The limit as the sweep words a timeout ("no exit within the 2 s timeout; killed", "no result
 #: within the 30 s timeout; ..."): the run's own time is the fallback.
 _LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
+#: A kernel configuration's timeout (it covers set-up, warm-up and every repeat).
+_WHOLE_CONFIGURATION = re.compile(r"no result within the [0-9.e+-]+ s timeout")
+#: What its error says of one run: the time the measured repeat it cut short had run
+#: (``measure/watchdog.py::covered``).
+_CUT_SHORT = re.compile(r"repeat it cut short had run ([0-9.]+(?:e[+-]?[0-9]+)?) s")
 
 
 def timed_out_runs(bundle, workload: str) -> dict:
-    """partition -> (configuration codes, sizes, limits in s (NaN: unknown), ok codes' sizes
-    as ``(codes, sizes)``) of ``workload``'s timed-out training rows, read once per bundle and
-    workload; ``{}`` where none timed out."""
+    """partition -> (configuration codes, sizes, limits in s (NaN: unknown), the lower bounds
+    they give one run in s (NaN: none), ok codes' sizes as ``(codes, sizes)``) of
+    ``workload``'s timed-out training rows, read once per bundle and workload; ``{}`` where
+    none timed out."""
     from hpcds1mpi.decide import bundle_cache
 
     return bundle_cache.memo(bundle, ("timed_out", str(workload)),
@@ -59,7 +71,7 @@ def _read(bundle, workload: str) -> dict:
         codes = config_codes({c: np.asarray(rows[c])[ours] for c in CONFIG_COLUMNS})
         sizes = np.asarray(rows["size"], dtype=float)[ours]
         partitions = np.asarray(rows["partition"]).astype(str)[ours]
-        limits = _limits(rows, ours)
+        limits, bounds = _limits(rows, ours)
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
         return {}
     status = status[ours]
@@ -67,12 +79,15 @@ def _read(bundle, workload: str) -> dict:
     for part in np.unique(partitions[status == TIMEOUT]).tolist():
         on, ok = partitions == part, status == "ok"
         late = on & (status == TIMEOUT)
-        out[part] = (codes[late], sizes[late], limits[late], (codes[on & ok], sizes[on & ok]))
+        out[part] = (codes[late], sizes[late], limits[late], bounds[late],
+                     (codes[on & ok], sizes[on & ok]))
     return out
 
 
-def _limits(rows, ours: np.ndarray) -> np.ndarray:
-    """Each row's limit: the one its error names, else the time it ran before it was killed."""
+def _limits(rows, ours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's limit (the one its error names, else the time it ran before it was killed)
+    and the lower bound it gives one run: the limit, but for a kernel configuration the time
+    its cut-short repeat had run, or NaN (module docstring)."""
     try:
         ran = np.asarray(rows["runtime_s"], dtype=float)[ours]
     except KeyError:
@@ -80,9 +95,13 @@ def _limits(rows, ours: np.ndarray) -> np.ndarray:
     try:
         errors = np.asarray(rows["error"]).astype(str)[ours]
     except KeyError:
-        return ran
+        return ran, ran
     named = np.array([float(m.group(1)) if (m := _LIMIT.search(e)) else np.nan for e in errors])
-    return np.where(np.isfinite(named), named, ran)
+    limits = np.where(np.isfinite(named), named, ran)
+    one_run = np.array([float(m.group(1)) if (m := _CUT_SHORT.search(e)) else np.nan
+                        for e in errors])
+    whole = np.array([bool(_WHOLE_CONFIGURATION.search(e)) for e in errors], dtype=bool)
+    return limits, np.where(whole, one_run, limits)
 
 
 def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
@@ -109,12 +128,12 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
         name = (trained or {}).get(part, part)
         if name is None or name not in runs:
             continue
-        late_codes, late_sizes, limits, (ok_codes, ok_sizes) = runs[name]
+        late_codes, late_sizes, limits, bounds, (ok_codes, ok_sizes) = runs[name]
         on = np.flatnonzero((partitions == part) & np.isin(find(), late_codes))
         for code in np.unique(find()[on]).tolist():
             rows, mine = on[find()[on] == code], late_codes == code
             text[rows] = _sizes_limits(late_sizes[mine], limits[mine])
-            after[rows] = _bound(late_sizes[mine], limits[mine], ok_sizes[ok_codes == code],
+            after[rows] = _bound(late_sizes[mine], bounds[mine], ok_sizes[ok_codes == code],
                                  float(size))
     bounded = np.flatnonzero(np.isfinite(after))
     if len(bounded):
@@ -125,8 +144,8 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
 
 
 def _bound(sizes: np.ndarray, limits: np.ndarray, ok_sizes: np.ndarray, size: float) -> float:
-    """The largest limit of the runs timed out at a size up to ``size`` with no ok run from
-    that size to ``size``; NaN where none."""
+    """The largest bound (``limits``: what each gives one run) of the runs timed out at a
+    size up to ``size`` with no ok run from that size to ``size``; NaN where none."""
     at_or_below = (sizes <= size * (1 + 1e-9)) & np.isfinite(limits)
     held = [lim for s, lim in zip(sizes[at_or_below].tolist(), limits[at_or_below].tolist())
             if not ((ok_sizes >= s * (1 - 1e-9)) & (ok_sizes <= size * (1 + 1e-9))).any()]
@@ -167,5 +186,5 @@ def timed_out_note(cols: dict, index: int, size: float) -> str:
         return ""
     config = layout_text(*(cols[c][index] for c in CONFIG_COLUMNS))
     return (f"{config} {timed_out_said(cols, index)}; at size {size:g} it is predicted at "
-            f"least the {limit:.3g} s it timed out at (measure it with a longer --timeout to "
-            f"know its runtime)")
+            f"least the {limit:.3g} s a run of it lasted there before the timeout (measure it "
+            f"with a longer --timeout to know its runtime)")

@@ -330,7 +330,7 @@ def _sweep_loop(comm, plan, out, partition, layout, cpus, writer, machine_id, sw
             guarded = GuardedKernel(kernel, errcomm, out, spec.run_id, comm,
                                     agree_s=min(2.0, plan.timeout / 4))
             start = time.perf_counter()
-            outcome, info = _measure_on_rank(sub, spec, plan, layout, cpus, guarded, rank)
+            outcome, info = _measure_on_rank(sub, spec, plan, layout, cpus, guarded, rank, watchdog)
             elapsed = time.perf_counter() - start
             infos = sub.gather(info, root=0)
             if rank == 0:
@@ -376,11 +376,10 @@ def _still_racing(comm, plan: SweepPlan, spec: RunSpec, writer, machine_id: str)
 
 
 def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
-                     cpus: tuple[list[int], list[int]], kernel, rank: int):
+                     cpus: tuple[list[int], list[int]], kernel, rank: int, watchdog):
     """Run one configuration on this rank (a member of ``sub``).
 
-    Binds the rank to its cores, reads the energy meters around the runner and records what
-    this rank saw.
+    Binds the rank to its cores, reads the meters around the runner, records what it saw.
 
     Args:
         sub: the run's communicator (this rank is a member).
@@ -392,6 +391,7 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
             launched with, restored after the run.
         kernel: the (guarded) kernel.
         rank: this rank in the sweep's communicator.
+        watchdog: rank 0's watchdog, told as each measured repeat begins; None elsewhere.
 
     Returns:
         ``(outcome, info)``: the runner's ``Outcome`` (None when the driver failed) and this
@@ -426,7 +426,7 @@ def _measure_on_rank(sub, spec: RunSpec, plan: SweepPlan, layout: NodeLayout,
             sub, kernel, spec.size, config, seed=spec.seed, warmup=plan.warmup,
             min_time=plan.min_time, min_repeats=plan.min_repeats, max_repeats=plan.max_repeats,
             check=plan.check, local_rank=layout.local_rank, extra=dict(spec.extra),
-            corrupt=spec.corrupt)
+            corrupt=spec.corrupt, on_repeat=watchdog and watchdog.measuring)
         info["rss_mb"], info["rss_source"] = meters.peak_rss_mb(reset)
         if rapl is not None and rapl.available:
             info["rapl_j"] = rapl.stop()

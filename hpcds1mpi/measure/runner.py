@@ -102,12 +102,14 @@ def execute(
     local_rank: int = 0,
     extra: dict | None = None,
     corrupt: bool = False,
+    on_repeat=None,
 ) -> Outcome:
     """Run ``kernel`` at ``size`` under ``config`` on ``comm`` (a raw ``MPI.Comm``).
 
     Repeats run until both ``min_repeats`` and ``min_time`` seconds of measured time are reached,
     or ``max_repeats``. ``corrupt=True`` perturbs the result before checking (fault injection for
-    tests of the correctness check).
+    tests of the correctness check). ``on_repeat(time.monotonic())`` is called as each measured
+    repeat begins (rank 0's watchdog: what its timeout cut short).
     """
     from hpcds1mpi.runtime import arrays
     from hpcds1mpi.runtime.mpi import TimedComm, get_mpi, gpu_aware
@@ -154,6 +156,8 @@ def execute(
             for rep in range(max_repeats):
                 timed.reset()
                 comm.Barrier()
+                if on_repeat is not None:
+                    on_repeat(time.monotonic())
                 start = time.perf_counter()
                 result = kernel.run(ctx, state)
                 elapsed = time.perf_counter() - start

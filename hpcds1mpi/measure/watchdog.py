@@ -20,6 +20,15 @@ from hpcds1mpi.config import Configuration
 TIMEOUT_EXIT_CODE = 124
 
 
+def covered(repeat_began: float | None) -> str:
+    """What a kernel configuration's timeout says of one run, as its error words it: the
+    limit covered set-up, warm-up and every repeat, so one run is bounded only by the time
+    the repeat it cut short had run (decide/timed_out.py reads it back)."""
+    if repeat_began is None:
+        return "set-up and warm-up covered, no measured repeat begun: no bound on one run"
+    return f"the measured repeat it cut short had run {time.monotonic() - repeat_began:.4g} s"
+
+
 class Watchdog:
     """Rank 0's timer: past a run's deadline it journals ``timeout`` and aborts the MPI job
     (a hang inside an MPI call cannot be interrupted in-process).
@@ -34,6 +43,10 @@ class Watchdog:
         self.comm = comm
         self.lock = threading.Lock()
         self.current: tuple[dict, float, float] | None = None
+        #: When the measured repeat now running began (monotonic), None in set-up and
+        #: warm-up: the limit covers those and every repeat, so only the repeat it cut short
+        #: bounds one run (s41 tester D16).
+        self.repeat_began: float | None = None
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self._thread.start()
 
@@ -41,6 +54,12 @@ class Watchdog:
         """Start timing ``row``'s run: past ``timeout`` seconds it is recorded ``timeout``."""
         with self.lock:
             self.current = (row, time.monotonic() + timeout, timeout)
+            self.repeat_began = None
+
+    def measuring(self, began: float) -> None:
+        """The runner's word that a measured repeat began at ``began`` (``time.monotonic``)."""
+        with self.lock:
+            self.repeat_began = began
 
     def disarm(self) -> bool:
         """False if the watchdog already fired for the current run."""
@@ -58,8 +77,9 @@ class Watchdog:
                 row, _, timeout = self.current
                 self.current = None
                 row = dict(row, status="timeout", finished_at=time.time(),
-                           error=f"no result within the {timeout:g} s timeout; the job was "
-                                 "aborted and the sweep resumes after it")
+                           error=f"no result within the {timeout:g} s timeout "
+                                 f"({covered(self.repeat_began)}); the job was aborted and "
+                                 "the sweep resumes after it")
                 try:
                     self.writer.record(row, {})
                     self.writer.snapshot()

@@ -93,7 +93,8 @@ def test_a_timed_out_run_bounds_the_runtime_from_below_and_is_said_with_its_limi
     assert choice.pick["ranks_per_node"] == 1 and choice.pick["runtime_lo"] >= 2.0
     assert "1 node x 1 rank x 1 thread (cpu, fp64) timed out at 2 s (the sweep's --timeout) " \
         "at size 16000, 32000: it ran longer than that there, which is no failure; at size " \
-        "16000 it is predicted at least the 2 s it timed out at" in choice.neighbour_note
+        "16000 it is predicted at least the 2 s a run of it lasted there before the timeout" \
+        in choice.neighbour_note
     assert choice.confidence <= s1.DOUBTED_CONFIDENCE
     # at 32000 every layout timed out: the pick says so in text and JSON
     rec = rec_mod.recommend(Grow(), "grow", 32000, fake_places("cpu"), constraints=ONE_NODE)
@@ -131,3 +132,40 @@ def test_a_real_failure_beside_a_timeout_still_fails_and_both_are_said():
     note = " ".join(rec.notes) + format_table(rec)
     assert "ran ok at one size (2000); failed at 16000; timed out at 2 s (the sweep's " \
         "--timeout) at size 8000" in note
+
+
+@pytest.mark.parametrize("error, bound", [
+    # a kernel configuration's limit covered set-up, warm-up and every repeat (s41 tester D16)
+    ("no result within the 2 s timeout; the job was aborted and the sweep resumes after it",
+     np.nan),
+    ("no result within the 2 s timeout (set-up and warm-up covered, no measured repeat begun: "
+     "no bound on one run); the job was aborted and the sweep resumes after it", np.nan),
+    ("no result within the 2 s timeout (the measured repeat it cut short had run 0.25 s); the "
+     "job was aborted and the sweep resumes after it", 0.25),
+    (KILLED, 2.0),  # a program's --timeout is per launch: one run
+])
+def test_a_kernel_configurations_timeout_bounds_one_run_only_by_the_repeat_it_cut_short(
+        error, bound):
+    """s41 tester D16: a 1.5 s timeout over a warm-up and 10 repeats of 0.08 s bounded fp64 at
+    160 at 1.5 s a run, and a never-measured precision was picked over it."""
+    scores = s1.score(Grow(error=error), "grow", 24000, [CPU], ONE_NODE)
+    one = _row(scores, 1)
+    assert scores.cols[TIMED_OUT_SIZES][one] == \
+        "2 s (the sweep's --timeout) at size 16000, 32000"  # the words keep the limit
+    if np.isnan(bound):
+        assert np.isnan(scores.cols[TIMED_OUT_AFTER][one])
+        assert scores.cols["runtime_lo"][one] < 2.0
+    else:
+        assert scores.cols[TIMED_OUT_AFTER][one] == bound
+        assert scores.cols["runtime_lo"][one] >= bound
+
+
+def test_the_watchdog_says_what_of_one_run_its_timeout_cut_short():
+    import time
+
+    from hpcds1mpi.decide.timed_out import _CUT_SHORT
+    from hpcds1mpi.measure.watchdog import covered
+
+    assert "no bound on one run" in covered(None)
+    said = covered(time.monotonic() - 0.5)
+    assert 0.5 <= float(_CUT_SHORT.search(said).group(1)) < 5

@@ -110,6 +110,18 @@ def test_ok_run_repeats_until_min_repeats_and_min_time(comm_self, faults):
     assert len(capped.wall) == 2
 
 
+def test_each_measured_repeat_is_told_as_it_begins(comm_self, faults):
+    """Rank 0's watchdog hears when each measured repeat begins, never a warm-up: what a
+    configuration's timeout cut short bounds one run (s41 tester D16)."""
+    import time
+
+    began = []
+    before = time.monotonic()
+    ok = runner.execute(comm_self, faults("fault_sleep"), 1, Configuration(), warmup=2,
+                        min_repeats=3, max_repeats=3, on_repeat=began.append)
+    assert len(began) == len(ok.wall) == 3 and before <= began[0] <= began[1] <= began[2]
+
+
 def test_wrong_failed_and_unsupported(comm_self, faults):
     wrong = runner.execute(comm_self, faults("fault_wrong"), 1, Configuration(), max_repeats=1)
     assert wrong.status == "wrong" and "relative error" in wrong.error
