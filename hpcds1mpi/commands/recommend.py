@@ -153,7 +153,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
               help="Whose job it is, for --history (default: $USER).")
 @click.option("--time-limit", default=None, metavar="TIME",
               help="Your own time limit (minutes, or a Slurm time: 1:30:00, 2-00:00:00): "
-                   "caps the proposal.")
+                   "caps the proposal, or, with --emit, is the script's.")
 @click.option("--walltime-coverage", type=COVERAGE, default=None,
               help="Share of jobs like it the proposed --time should cover  [default: 0.95].")
 @click.option("--record-failure", default=None, metavar="PARTITION",
@@ -222,7 +222,8 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         raise ConfigError("the reading options (--time-regex, --workdir, ...) say how the "
                           "calibration sweep --emit writes reads your program; add --emit "
                           "slurm --program ..., or drop them")
-    walltime_only = [name for name, value in (("--user", user), ("--time-limit", time_limit),
+    walltime_only = [name for name, value in (("--user", user),  # a script takes a limit too
+                                              ("--time-limit", None if emit else time_limit),
                                               ("--walltime-coverage", walltime_coverage))
                      if value is not None]
     if walltime_only and not job_table:
@@ -230,11 +231,10 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         raise ConfigError(f"{', '.join(walltime_only)} only appl{'ies' if one else 'y'} to the "
                           f"walltime proposal; add --history JOBTABLE, or drop "
                           f"{'it' if one else 'them'}")
-    table = limit_s = None
+    table, limit_s = None, _time_limit_s(time_limit)
     if job_table:  # read before the recommendation: a bad table costs nothing and writes nothing
         import os
 
-        limit_s = _time_limit_s(time_limit)
         user = user or os.environ.get("USER") or ""
         if not user:
             raise ConfigError("--history needs whose jobs to look at: give --user (no $USER)")

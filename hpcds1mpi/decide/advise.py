@@ -408,7 +408,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     picked_part = rec.picked.partition
     setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
     one_launch, basis = one_launch_limit(float(ch.scores.cols["runtime_hi"][row]),
-                                         rec.wall_per_runtime, setup_s, setup_from)
+                                         rec.wall_per_runtime, setup_s, setup_from, script.time_s)
     repeats = repeats_note(script, one_launch)
     if repeats:  # several launches: one launch's limit would kill the job
         notes.append(repeats)

@@ -8,12 +8,22 @@ apply), while advise said the rule right for the same job (s40 tester D6).
 
 from __future__ import annotations
 
+import math
+
 from hpcds1mpi.launch import directives
+
+#: ``one_launch_limit``'s ``kept_s`` when the caller has no limit of its own to keep.
+_NONE_KEPT = object()
+#: Why a configuration's upper runtime is unknown: it timed out in its sweep (s41 tester D6).
+UNKNOWN_UPPER = ("the pick's runtime has no known upper end (it timed out in its sweep: it "
+                 "ran longer than the --timeout, for how long is not measured)")
 
 
 def one_launch_limit(runtime_hi_s: float, wall_per_runtime: float = 1.0, setup_s: float = 0.0,
-                     setup_from: str = "") -> tuple[int, str]:
-    """(the time limit in s, how it was set in words) for one launch of a configuration.
+                     setup_from: str = "", kept_s=_NONE_KEPT) -> tuple[int | None, str]:
+    """(the time limit in s, how it was set in words) for one launch of a configuration;
+    where its upper runtime is unknown (``inf``: it timed out), ``kept_s`` (a script's own
+    limit, None: none) said as kept.
 
     Args:
         runtime_hi_s: the model's upper runtime of the configuration, s.
@@ -21,7 +31,19 @@ def one_launch_limit(runtime_hi_s: float, wall_per_runtime: float = 1.0, setup_s
             time (1 where the runtime is the launch's).
         setup_s: the sweep's ``--setup`` time the job runs first, s (0: none).
         setup_from: whose measurement ``setup_s`` is, for the words.
+        kept_s: the limit kept where the upper runtime is unknown.
+
+    Raises:
+        ConfigError: the upper runtime unknown and no ``kept_s``: the user gives the limit.
     """
+    if not math.isfinite(runtime_hi_s):
+        if kept_s is _NONE_KEPT:
+            from hpcds1mpi.errors import ConfigError
+
+            raise ConfigError(f"no time limit can be sized for the script: {UNKNOWN_UPPER}; "
+                              "give the job's limit with --time-limit TIME, or sweep it with "
+                              "a longer --timeout to measure it")
+        return kept_s, f"kept from the script: {UNKNOWN_UPPER}"
     limit = directives.time_limit_s(runtime_hi_s * wall_per_runtime + setup_s)
     floor = directives.TIME_FLOOR_S
     floor_words = f"{floor // 60} min" if floor % 60 == 0 else f"{floor} s"

@@ -88,6 +88,9 @@ def _rejection(place: Place, scores: s1.Scores) -> str:
         return f"needs ~{format_memory(need[i])} per node; {src} {format_memory(lim.node_mb if lim else 0)}"
     if (cols["reason"][not_failing] == "deadline").any():
         fastest = float(np.min(cols["runtime_hi"][not_failing]))
+        if not np.isfinite(fastest):  # each timed out in its sweep: no known end (s41 D6)
+            return ("cannot meet the deadline: each layout left timed out in its sweep, so "
+                    "its runtime has no known upper end; measure it with a longer --timeout")
         return f"cannot meet the deadline: fastest predicted upper bound {fastest:.3g} s"
     if (cols["reason"][not_failing] == "energy").any():
         cheapest = float(np.min(cols["energy_hi"][not_failing]))

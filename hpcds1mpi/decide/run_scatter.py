@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable
 
+from hpcds1mpi.decide.timed_out import TIMED_OUT_AFTER
 from hpcds1mpi.surrogates.repeat_spread import FAST_RATIO, FASTEST, SLOW_RATIO, SLOWEST
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -47,8 +48,8 @@ def run_scatter(choice: "Choice", show_time: Callable[[float], str]) -> dict | N
         return float(cols[col][i]) if col in cols else math.nan
 
     median, noise = value("runtime_s"), float(choice.noise)
-    if not (math.isfinite(median) and median > 0):
-        return None
+    if not (math.isfinite(median) and median > 0) or math.isfinite(value(TIMED_OUT_AFTER)):
+        return None  # a timed-out pick's median is a lower bound, no run's centre (s41 D6)
     fastest, slowest = value(FASTEST), value(SLOWEST)
     fast, slow = value(FAST_RATIO), value(SLOW_RATIO)
     if math.isfinite(fastest) and math.isfinite(slowest) and fastest > 0:

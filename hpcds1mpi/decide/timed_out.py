@@ -10,9 +10,12 @@ measurement's, not the program's: the failure evidence
 
 * :func:`bound_by_timeouts`: a candidate whose configuration timed out on its hardware at a
   size no larger than the question's, with no ok run of it from that size up to the question,
-  is predicted at least the limit: its runtime, and both ends of its interval, raised to it
+  is predicted at least the limit: its runtime and the lower end of its interval raised to it
   (work that grows with the size does not get faster; an ok run above the timed-out size says
-  it did, and then nothing is bounded). :data:`TIMED_OUT_SIZES` keeps every size it timed out
+  it did, and then nothing is bounded), and the upper end unknown (``inf``, shown ``?``): the
+  run went on past the limit for as long as it did, so a deadline is not met by it and no
+  script's time limit is sized from it (s41 tester D6: "3 s (3 s–3 s)" for a run of 120 s,
+  whose job a 1 min limit killed). :data:`TIMED_OUT_SIZES` keeps every size it timed out
   at, :data:`TIMED_OUT_AFTER` the bounding limit (NaN: none bounds it).
 * What bounds one run is what the limit timed: a program's ``--timeout`` is per launch, one
   run ("no exit within the 2 s timeout"); a kernel configuration's covers its set-up, warm-up
@@ -106,9 +109,9 @@ def _limits(rows, ours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
                       trained: dict | None = None, codes=None) -> None:
-    """In place: add :data:`TIMED_OUT_SIZES` and :data:`TIMED_OUT_AFTER` to ``cols`` and raise
-    each bounded candidate's ``runtime_s`` / ``runtime_lo`` / ``runtime_hi`` to its limit
-    (module docstring).
+    """In place: add :data:`TIMED_OUT_SIZES` and :data:`TIMED_OUT_AFTER` to ``cols``, raise
+    each bounded candidate's ``runtime_s`` / ``runtime_lo`` to its limit and make its
+    ``runtime_hi`` unknown (``inf``; module docstring).
 
     Args:
         cols: System 1's candidate columns (configuration, ``partition``, runtime columns).
@@ -139,7 +142,8 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
     if len(bounded):
         for col in ("runtime_s", "runtime_lo", "runtime_hi"):
             values = np.array(cols[col], dtype=float)  # a copy: the bundle's answer unchanged
-            values[bounded] = np.fmax(values[bounded], after[bounded])
+            values[bounded] = np.fmax(values[bounded], after[bounded]) \
+                if col != "runtime_hi" else np.inf  # it ran on past the limit: no known end
             cols[col] = values
 
 

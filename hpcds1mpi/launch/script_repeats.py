@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
 
 
-def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
+def repeats_note(script: "JobScript", one_launch_s: int | None) -> str | None:
     """The note for a script that launches more than once (several launch lines, or one inside
     a loop), whose time limit a one-launch prediction must not replace; None when it launches
     once at most."""
@@ -31,7 +31,8 @@ def repeats_note(script: "JobScript", one_launch_s: int) -> str | None:
     other = (f"; --rewrite edits the launch options of line {script.launch.line} only"
              if script.launch is not None and len(script.launches) > 1 else "")
     return (f"the script launches more than once ({where}): the recommended walltime "
-            f"({format_time_limit(one_launch_s, script.scheduler)}) covers one launch, so "
+            f"({format_time_limit(one_launch_s, script.scheduler) if one_launch_s else '?'}) "
+            "covers one launch, so "
             f"--rewrite keeps {kept}; check it covers every launch{other}")
 
 

@@ -433,6 +433,17 @@ def test_a_time_limit_is_up_to_a_year(text, seconds):
             _time_limit_s(bad)
 
 
+def test_emit_takes_the_users_time_limit_without_a_history(fake_cli, tmp_path):
+    """s41 tester D6: a pick that timed out in its sweep has no known upper runtime, and its
+    script's limit is then the user's: --time-limit with --emit needs no --history."""
+    out = tmp_path / "job.sh"
+    result = fake_cli("--workload", "gemm", "--size", "2048", "--emit", "slurm", "-o", str(out),
+                      "--time-limit", "90")
+    assert result.exit_code == 0, result.output
+    script = out.read_text()
+    assert _sbatch_time(script) == "01:30:00" and "time limit given by --time-limit" in script
+
+
 @pytest.mark.parametrize("args, message", [
     (["--user", "8"], "--user only applies to the walltime proposal; add --history"),
     (["--time-limit", "60", "--walltime-coverage", "0.9"],

@@ -169,3 +169,39 @@ def test_the_watchdog_says_what_of_one_run_its_timeout_cut_short():
     assert "no bound on one run" in covered(None)
     said = covered(time.monotonic() - 0.5)
     assert 0.5 <= float(_CUT_SHORT.search(said).group(1)) < 5
+
+
+def test_a_timed_out_layouts_upper_runtime_is_unknown_not_the_limit():
+    """s41 tester D6: both layouts timed out at 800 (a 2-minute phase) with --timeout 3; the
+    answer read "3 s (3 s–3 s)", a single run "2.94 s–3.06 s", met a 10 s deadline, and the
+    script's 1 min limit killed the job."""
+    from hpcds1mpi.decide.recommendation import emit_script
+    from hpcds1mpi.errors import ConfigError
+
+    scores = s1.score(Grow(), "grow", 32000, [CPU], ONE_NODE)  # both layouts timed out
+    assert np.isinf(scores.cols["runtime_hi"]).all() and (scores.cols["runtime_lo"] >= 2.0).all()
+    rec = rec_mod.recommend(Grow(), "grow", 32000, fake_places("cpu"), constraints=ONE_NODE)
+    text = format_table(rec)
+    assert "(2 s–?)" in text and "a single run" not in text
+    assert to_dict(rec)["pick"]["runtime_hi"] is None  # JSON: unknown
+    with pytest.raises(ConfigError) as err:
+        emit_script(rec, "slurm", "./grow {size}")
+    assert "no known upper end" in str(err.value) and "--time-limit" in str(err.value)
+    assert "--time=01:00:00" in emit_script(rec, "slurm", "./grow {size}", time_limit_s=3600,
+                                             time_limit_from="given")
+    # a deadline far above the limit is not met by a run whose end is unknown
+    ten = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                         max_ranks_per_node=2, deadline_s=10.0)
+    assert (s1.score(Grow(), "grow", 32000, [CPU], ten).cols["reason"] == "deadline").all()
+    rec = rec_mod.recommend(Grow(), "grow", 32000, fake_places("cpu"), constraints=ten)
+    assert rec.picked is None and "no known upper end" in format_table(rec)
+
+
+def test_advise_keeps_the_scripts_limit_where_the_upper_runtime_is_unknown():
+    from hpcds1mpi.decide.launch_time_limit import one_launch_limit
+
+    assert one_launch_limit(float("inf"), kept_s=600) == (
+        600, "kept from the script: the pick's runtime has no known upper end (it timed out in "
+        "its sweep: it ran longer than the --timeout, for how long is not measured)")
+    assert one_launch_limit(float("inf"), kept_s=None)[0] is None
+    assert one_launch_limit(10.0, kept_s=600)[0] == 60  # known: sized from it as before
