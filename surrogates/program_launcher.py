@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.launch.program_path import PROGRAM_PATH
 from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,15 +52,17 @@ def launch_dict(value) -> dict | None:
         return None
     # why the program's ranks cannot be one job, kept only where its sweep said (s39 A2)
     alone = value.get(ONE_RANK_ONLY)
+    ran_as = value.get(PROGRAM_PATH)  # the file its bare name ran as (s41 tester D7)
     return {**text, "args": list(args),
-            **({ONE_RANK_ONLY: alone} if isinstance(alone, str) and alone else {})}
+            **({ONE_RANK_ONLY: alone} if isinstance(alone, str) and alone else {}),
+            **({PROGRAM_PATH: ran_as} if isinstance(ran_as, str) and ran_as else {})}
 
 
 def _several_dict(value: dict) -> dict | None:
     launches = []
     for item in value.get(SEVERAL) if isinstance(value.get(SEVERAL), list) else [None]:
         launch = launch_dict({k: v for k, v in item.items()
-                              if k in (*LAUNCH_KEYS, ONE_RANK_ONLY)}) \
+                              if k in (*LAUNCH_KEYS, ONE_RANK_ONLY, PROGRAM_PATH)}) \
             if isinstance(item, dict) else None
         configs, runs = (item or {}).get("configs"), (item or {}).get("runs")
         if launch is None or not isinstance(runs, int) or not isinstance(configs, dict) or \
@@ -134,7 +137,7 @@ def launch_for(recorded: dict | None, label: str) -> tuple[dict | None, str]:
     listed = ", ".join(f"{launcher_said(e)} ({e['runs']} runs)" for e in launches)
     why = (f"ran {mine} of the {of} runs of {label}" if mine else
            f"ran the most runs ({chosen['runs']}; none of {label})")
-    return ({k: chosen[k] for k in LAUNCH_KEYS},
+    return ({k: chosen[k] for k in (*LAUNCH_KEYS, PROGRAM_PATH) if k in chosen},
             f"the pooled sweeps launched the program with {len(launches)} launchers ({listed}); "
             f"this script's is {launcher_said(chosen)}, which {why}")
 

@@ -39,6 +39,8 @@ class MeasuredRun:
         setup_from: where ``setup_s`` comes from, for the script's summary comment.
         inputs: the program's relative paths the job checks in ``folder`` before the launch
             (the folder its sweep ran in, no ``--workdir``: s37 tester G3); () none.
+        program: the program as the script runs it: its bare name written as the file the
+            sweep ran (:mod:`~hpcds1mpi.launch.program_path`, s41 tester D7); None: as given.
     """
 
     cluster: object
@@ -49,6 +51,7 @@ class MeasuredRun:
     setup_s: float = 0.0
     setup_from: str = ""
     inputs: tuple = ()
+    program: str | None = None
 
 
 def swept_place(levels, workdir: str | None = None, setup: str | None = None
@@ -129,8 +132,13 @@ def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun
         notes.append(f"the job runs the sweep's --setup {setup!r} first (for this "
                      "configuration), and stops if it fails")
     setup_s, setup_from = setup_time(levels, rec.picked.choice.config())
+    if program and launch:  # its bare name as the file the sweep ran (s41 tester D7)
+        from hpcds1mpi.launch.program_path import PROGRAM_PATH, by_swept_path
+
+        program, said = by_swept_path(program, launch.get(PROGRAM_PATH) or "")
+        notes += [said] if said else []
     return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
-                       setup_from=setup_from, inputs=inputs)
+                       setup_from=setup_from, inputs=inputs, program=program)
 
 
 def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, tuple, str]:

@@ -380,6 +380,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     from hpcds1mpi.decide.measured_run import measured_run
 
     run = measured_run(rec, scheduler, program)  # its sweep's folder and launcher (s29 A1, B4)
+    program = run.program or program  # a bare name as the file the sweep ran (s41 tester D7)
     if time_limit_s is None:  # plus the sweep's --setup, which the job runs first (s30 O1)
         from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 

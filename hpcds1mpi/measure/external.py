@@ -56,6 +56,7 @@ from pathlib import Path
 from hpcds1mpi.config import OK, UNINFORMATIVE_STATUSES
 from hpcds1mpi.errors import LaunchError, SweepInterrupted
 from hpcds1mpi.launch.program_folder import SWEPT_IN
+from hpcds1mpi.launch.program_path import PROGRAM_PATH, resolved
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.srun_overcommit import OVERCOMMITTED
 from hpcds1mpi.measure.driver import say_oversubscribed, settled
@@ -311,7 +312,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             # another folder lost them)
             SWEPT_IN: os.getcwd(),
             "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
-            "warmup": plan.warmup})}
+            "warmup": plan.warmup, PROGRAM_PATH: resolved(first_tokens, first_env)})}
         writer = telemetry.TelemetryWriter(out, resume=resume, attrs=attrs,
                                            snapshot_every_s=plan.snapshot_every)
         writer.open()

@@ -75,10 +75,12 @@ def launched_with(attrs: dict) -> str | None:
         return None
     if not isinstance(launch, dict) or not isinstance(launch.get("launcher"), str):
         return None
+    from hpcds1mpi.launch.program_path import PROGRAM_PATH
     from hpcds1mpi.launch.rank_proof import ONE_RANK_ONLY
 
-    # and why the program's ranks cannot be one job, where its sweep found so (s39 tester A2)
-    keys = ("launcher", "command", "flavour", "args", "mpi", ONE_RANK_ONLY)
+    # and why the program's ranks cannot be one job, where its sweep found so (s39 tester A2);
+    # the file its bare name ran as, which a script runs by path (s41 tester D7)
+    keys = ("launcher", "command", "flavour", "args", "mpi", ONE_RANK_ONLY, PROGRAM_PATH)
     return json.dumps({k: launch[k] for k in keys if k in launch}, sort_keys=True)
 
 
