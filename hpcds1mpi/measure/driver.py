@@ -27,8 +27,7 @@ from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.resumed_machine import say_earlier_record
 from hpcds1mpi.measure.rows import base_row, finish_row
 from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV, SWEEP_ERROR_EXIT
-from hpcds1mpi.measure.sweep_abort import (abort_sweep, sigterm_interrupts,
-                                            sweep_storage_error)
+from hpcds1mpi.measure.sweep_abort import abort_sweep, sigterm_interrupts, sweep_storage_error
 from hpcds1mpi.measure.watchdog import GuardedKernel, Watchdog
 from hpcds1mpi.runtime.mpi import NodeLayout, node_layout, sleepy_barrier
 
@@ -86,6 +85,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             LockError when another process writes it.
     """
     from hpcds1mpi.measure import meters
+    from hpcds1mpi.measure.resumed_options import fill_recorded_options
     from hpcds1mpi.records import telemetry
     from hpcds1mpi.records.telemetry.kept_rows import RESUME_FIX, refuse_broken_rows
     from hpcds1mpi.runtime import binding
@@ -121,6 +121,7 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             machine_id = fp["machine_id"]
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
+            fill_recorded_options(writer, plan, machine_id, out)  # s41 tester D3
             # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
             refuse_broken_rows(writer.store, out, RESUME_FIX,
                                {(machine_id, plan.runs[i].run_id) for i in todo})
