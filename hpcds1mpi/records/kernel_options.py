@@ -103,6 +103,18 @@ def labelled(frame):
     return frame
 
 
+def share_options(a: dict, b: dict) -> None:
+    """Give two records of one kernel run (one run id: it hashes the options) the options one
+    of them holds where the other holds none: that one was written before the ``extra``
+    column, and a merge keeping it had pooled the deck with the plain kernel (s41 tester D4)."""
+    if a.get("kind", "kernel") != "kernel" or b.get("kind", "kernel") != "kernel":
+        return
+    known = a.get("extra") or b.get("extra") or ""
+    for row in (a, b):
+        if known and not row.get("extra"):
+            row["extra"] = known
+
+
 def decks_note(workload: str, known) -> str:
     """`` (measured only with kernel options: 'stencil+sweeps.100'; ...)`` for a kernel a
     model knows only under option labels, else "": ask for one, or sweep the default deck."""

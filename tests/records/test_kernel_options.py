@@ -156,3 +156,27 @@ def test_recommend_keeps_the_decks_apart_and_the_script_runs_the_measured_deck(t
     emit = run_cli([*ask, "--emit", "slurm"], cwd=tmp_path)
     assert emit.returncode == 0, emit.stderr
     assert "hpcds1mpi run stencil --size 16 --option sweeps=3 --threads 1" in emit.stdout
+
+
+def test_a_merge_keeps_the_options_a_record_from_before_the_column_lacks(tmp_path):
+    """s41 tester D4: the same runs in a file with the ``extra`` column and one from before it
+    merged into plain-kernel runs, in either order."""
+    import shutil
+
+    import h5py
+
+    from hpcds1mpi.records.telemetry import read_runs
+
+    deck = _sweep(tmp_path, "deck", "extra = { sweeps = 3 }")
+    old = tmp_path / "old.h5"
+    shutil.copy(deck, old)
+    with h5py.File(old, "a") as f:  # as an hpcds1mpi before the column wrote it, measured later
+        del f["runs/extra"]
+        f["runs"].attrs["columns"] = [c for c in f["runs"].attrs["columns"]
+                                      if (c.decode() if isinstance(c, bytes) else c) != "extra"]
+        f["runs/finished_at"][...] = f["runs/finished_at"][...] + 60
+    for first, second, out in ((old, deck, "m1.h5"), (deck, old, "m2.h5")):
+        merged = run_cli(["telemetry", "merge", str(first), str(second), "--out", out],
+                         cwd=tmp_path)
+        assert merged.returncode == 0, merged.stderr
+        assert set(read_runs(tmp_path / out)["extra"]) == {'{"sweeps": 3}'}, out

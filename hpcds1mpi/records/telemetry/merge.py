@@ -56,6 +56,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     import pandas as pd
 
     from hpcds1mpi.errors import TelemetryError
+    from hpcds1mpi.records.kernel_options import share_options
     from hpcds1mpi.records.training import impossible_rows
 
     # realpath, not Path.resolve(): that raises RuntimeError on a loop of links (load says it)
@@ -101,6 +102,8 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                 if not row.get("source_file"):
                     row["source_file"] = label
                 old = store.runs.get(key)
+                if old is not None:
+                    share_options(row, old)  # one written before the extra column (s41 D4)
                 if old is not None and (two := _two_launchers(old, row)):
                     counts["other_launcher"] += 1  # one run measured twice (s40 tester A7)
                     launchers = launchers or (key[1], *(two[::-1] if _better(row, old) else two))
