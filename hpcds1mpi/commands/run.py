@@ -37,11 +37,12 @@ def command(kernel, size, threads, device, precision, repeats, seed, cluster_fil
     from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.config import Configuration, check_fits
     from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.records.kernel_options import given_options
 
     if repeats < 1:
         raise ConfigError("--repeats must be at least 1")
     k = kernels.get(kernel)
-    extra = _kernel_options(k, options)
+    extra = given_options(k, options)
     if size is None:
         sizes = k.default_sizes or (k.min_size(1),)
         size = sizes[len(sizes) // 2]
@@ -94,20 +95,3 @@ def _one_node(part):
     from dataclasses import replace
 
     return replace(part, max_nodes=max(part.max_nodes, 1))
-
-
-def _kernel_options(kernel, given) -> dict:
-    """``--option KEY=VALUE`` words as the kernel reads them, checked as a plan's extra is
-    (a script from ``recommend --emit`` runs the deck its runs measured, s40 tester B13)."""
-    from hpcds1mpi.errors import ConfigError
-    from hpcds1mpi.records.kernel_options import typed_options
-
-    words = {}
-    for text in given:
-        key, equals, word = text.partition("=")
-        if not equals or not key.strip():
-            raise ConfigError(f"--option {text!r}: give KEY=VALUE (stencil: --option sweeps=100)")
-        if key.strip() in words:  # the last one would win silently
-            raise ConfigError(f"--option {key.strip()} is given twice; give it once")
-        words[key.strip()] = word
-    return typed_options(kernel, words)

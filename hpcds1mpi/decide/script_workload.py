@@ -90,10 +90,8 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
             if tokens := split_command(command):
                 by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(
                     (label, command))
-    from hpcds1mpi.records.kernel_options import run_deck
-
     for word in words:
-        if deck := run_deck(stem(word), launch.args):  # hpcds1mpi run --option (s40 B13)
+        if deck := _deck(word, words, launch):  # hpcds1mpi run --option (s40 B13)
             if deck in labels:
                 return deck
             continue  # another deck than the plain kernel's runs
@@ -103,6 +101,28 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
         if found:  # whose command the script's is, else whose size it shows
             return max(found, key=lambda x: (fits_command(launch, x[1]), "{size}" in x[1]))[0]
     return None
+
+
+def _deck(word: str, words: list[str], launch: Launch) -> str | None:
+    """The kernel deck an ``hpcds1mpi run KERNEL --option ...`` line runs
+    (:func:`~hpcds1mpi.records.kernel_options.run_deck`); None for any other word.
+
+    Raises:
+        ConfigError: an ``hpcds1mpi run`` line whose options it refuses: the job fails at
+            once, and it is no run of the plain kernel (s41 tester D14).
+    """
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.records.kernel_options import run_deck
+
+    try:
+        return run_deck(stem(word), launch.args)
+    except ConfigError as exc:
+        if "run" not in words or "hpcds1mpi" not in map(stem, words):
+            return None  # a program of a kernel's name: its arguments are its own
+        raise ConfigError(f"line {launch.line}: hpcds1mpi run {stem(word)} refuses its "
+                          f"options, so the job fails at once ({exc}); fix the --option as "
+                          "hpcds1mpi run takes it (KEY=VALUE of the kernel's options, each "
+                          "once)") from None
 
 
 def _shell_command(words: list[str]) -> list[str]:

@@ -175,6 +175,27 @@ def run_options(label: str) -> list[str] | None:
     return [arg for key, _, word in pairs for arg in ("--option", f"{key}={word}")]
 
 
+def given_options(kernel, given) -> dict:
+    """``hpcds1mpi run``'s ``--option KEY=VALUE`` words as ``kernel`` reads them, checked as a
+    plan's extra is (a script from ``recommend --emit`` runs the deck its runs measured, s40
+    tester B13).
+
+    Raises:
+        ConfigError: a word not KEY=VALUE, a key given twice, or options the kernel refuses.
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    words = {}
+    for text in given:
+        key, equals, word = text.partition("=")
+        if not equals or not key.strip():
+            raise ConfigError(f"--option {text!r}: give KEY=VALUE (stencil: --option sweeps=100)")
+        if key.strip() in words:  # the last one would win silently
+            raise ConfigError(f"--option {key.strip()} is given twice; give it once")
+        words[key.strip()] = word
+    return typed_options(kernel, words)
+
+
 def _json_or_word(word: str):
     """``word``'s JSON value (``2``, ``true``), else the word itself."""
     try:
@@ -185,24 +206,24 @@ def _json_or_word(word: str):
 
 def run_deck(name: str, args) -> str | None:
     """The workload an ``hpcds1mpi run NAME ... --option KEY=VALUE`` line runs: the label of
-    its options (``stencil+sweeps.100``); None without options, or with options not kernel
-    ``name``'s (a script's line read by ``advise``)."""
+    its options (``stencil+sweeps.100``); None where ``name`` is no kernel or the line gives
+    no ``--option`` (a script's line read by ``advise``).
+
+    Raises:
+        ConfigError: options ``hpcds1mpi run`` refuses (:func:`given_options`): such a line
+            runs no deck, least of all the plain kernel's (s41 tester D14).
+    """
     from hpcds1mpi import kernels
 
-    words, args = {}, list(args)
-    for k, word in enumerate(args):
-        given = args[k + 1] if word == "--option" and k + 1 < len(args) else \
-            word[len("--option="):] if word.startswith("--option=") else None
-        if given is not None and "=" in given:
-            key, _, value = given.partition("=")
-            words[key] = value
-    if not words:
+    if not kernels.is_kernel(name):
         return None
-    try:
-        options = typed_options(kernels.get(name), words)
-    except Exception:  # noqa: BLE001 - not a kernel, or not its options: no deck of it
+    args = list(args)
+    given = [args[k + 1] if k + 1 < len(args) else "" for k, word in enumerate(args)
+             if word == "--option"]
+    given += [word[len("--option="):] for word in args if word.startswith("--option=")]
+    if not given:
         return None
-    return options_label(name, options_text(options.items()))
+    return options_label(name, options_text(given_options(kernels.get(name), given).items()))
 
 
 def no_run_line(label: str) -> str:

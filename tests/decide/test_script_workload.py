@@ -206,6 +206,24 @@ def test_an_hpcds1mpi_run_line_with_kernel_options_is_that_deck():
     assert match_workload(plain.launch, labels, RecordedCommands({})) == "stencil"
 
 
+def test_an_hpcds1mpi_run_line_whose_options_run_refuses_is_no_plain_kernel():
+    """s41 tester D14: ``--option sweeps=0`` (``=1e2``, a key stencil does not read, no value,
+    a key twice) fails at once under ``hpcds1mpi run``, and advise read it as plain stencil and
+    said the script already asks the recommended layout."""
+    from hpcds1mpi.errors import ConfigError
+
+    labels = ["stencil", "stencil+sweeps.100"]
+    for given in ("--option sweeps=0", "--option sweeps=1e2", "--option iterations=5",
+                  "--option sweeps", "--option sweeps=5 --option sweeps=6", "--option"):
+        script = read_script(f"#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 40 {given}\n")
+        with pytest.raises(ConfigError, match=r"^line 2: hpcds1mpi run stencil refuses its "
+                           r"options, so the job fails at once \(.*\); fix the --option"):
+            match_workload(script.launch, labels, RecordedCommands({}))
+    # a program that only shares a kernel's name reads its own arguments
+    own = read_script("#SBATCH -N 1\nsrun ./stencil --option sweeps=0\n")
+    assert match_workload(own.launch, labels, RecordedCommands({})) == "stencil"
+
+
 def test_a_size_glued_to_a_redirection_is_said_to_be_a_file_descriptor():
     """s41 tester B4: `./grow 8000>log` is refused (the shell runs `./grow` with file
     descriptor 8000 redirected, no argument); the refusal now says why."""
