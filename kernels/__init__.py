@@ -70,6 +70,23 @@ def is_kernel(name: str) -> bool:
     return name in BUILTIN_MODULES or name in _REGISTRY or name in names()
 
 
+#: Between a kernel's name and its options in a workload label (``stencil+sweeps.100``,
+#: :mod:`hpcds1mpi.records.kernel_options`).
+OPTIONS_SEPARATOR = "+"
+
+
+def declaring(workload: str) -> str | None:
+    """The registered kernel whose declarations (threads, precisions, devices, working set)
+    ``workload`` keeps: the kernel itself, or the kernel of one of its option decks
+    (``stencil+sweeps.100``: options change what a run computes, never what it can run on;
+    s41 tester D5, D17: such a deck was offered bf16 and no memory floor); None otherwise."""
+    name = str(workload)
+    if is_kernel(name):
+        return name
+    base, sep, _ = name.partition(OPTIONS_SEPARATOR)
+    return base if sep and base and is_kernel(base) else None
+
+
 def get(name: str) -> Kernel:
     """A fresh instance of the kernel called ``name`` (a built-in imports only its module).
 
@@ -94,9 +111,10 @@ def support(workload: str) -> tuple[bool, list[str] | None, list[str] | None]:
     such a workload may be offered is what it was measured with (``surrogates/levels.py``,
     ``decide/offer.py``)."""
     try:
-        if not is_kernel(workload):
+        name = declaring(workload)  # an option deck keeps its kernel's (s41 tester D17)
+        if name is None:
             return True, None, None
-        k = get(workload)
+        k = get(name)
     except Exception:  # noqa: BLE001 - a broken plugin must not stop a recommendation
         return True, None, None
     return (bool(k.uses_threads), list(k.precisions) or None, list(k.devices) or None)

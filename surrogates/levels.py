@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -175,10 +175,11 @@ def _numbered_alike(lines: list) -> bool:
 
 
 def _is_kernel(workload: str) -> bool:
-    from hpcds1mpi.kernels import is_kernel
+    """Whether ``workload`` is a registered kernel or one of its option decks (s41 D5)."""
+    from hpcds1mpi.kernels import declaring
 
     try:
-        return is_kernel(workload)
+        return declaring(workload) is not None
     except Exception:  # noqa: BLE001 - a broken plugin makes nothing a kernel
         return False
 
@@ -361,7 +362,10 @@ def read_levels(path: Path) -> dict[str, MeasuredLevels] | None:
         doc = json.loads(file.read_text())
         if not isinstance(doc, dict):
             raise ValueError("not a JSON object")
-        return {str(w): MeasuredLevels.from_dict(v) for w, v in doc.items()}
+        found = {str(w): MeasuredLevels.from_dict(v) for w, v in doc.items()}
+        # a kernel's option deck (no command, no program time) stored before s41 D5 as a program
+        return {w: replace(lv, external=False) if lv.external and "+" in w and not lv.command
+                and not lv.runtime and _is_kernel(w) else lv for w, lv in found.items()}
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ModelError(f"{file}: unreadable ({exc}); {_FIX}") from None
 

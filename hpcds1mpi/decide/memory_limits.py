@@ -175,17 +175,18 @@ def declared_need_mb(workload: str, size: int, ranks: np.ndarray,
     Kernels count their values at 8 bytes (``WorkModel.memory_bytes``); a ``precision`` of
     narrower values scales that down (fp32 by half, bf16 by a quarter): a floor of the need,
     never above what the kernel declares."""
-    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.kernels import declaring
 
     if measured_sizes is not None and size <= float(measured_sizes[1]):
         return None
     try:
-        if not is_kernel(workload):
-            return None
+        kernel = declaring(workload)  # an option deck's arrays are its kernel's (s41 D5)
     except Exception:  # noqa: BLE001 - a broken plugin declares nothing
         return None
+    if kernel is None:
+        return None
     unique, where = _distinct(np.asarray(ranks, dtype=np.int64))  # a grid has few of them
-    per_rank = _declared_mb(str(workload), int(size), tuple(unique.tolist()))
+    per_rank = _declared_mb(kernel, int(size), tuple(unique.tolist()))
     if per_rank is None:
         return None
     need = per_rank[where]

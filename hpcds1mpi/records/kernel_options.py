@@ -15,8 +15,7 @@ import hashlib
 import json
 import re
 
-#: Between the kernel's name and its options in a label (a character labels may hold).
-SEPARATOR = "+"
+from hpcds1mpi.kernels import OPTIONS_SEPARATOR as SEPARATOR  # a character labels may hold
 
 
 def options_text(pairs, kernel: str | None = None) -> str:

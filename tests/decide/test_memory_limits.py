@@ -56,6 +56,9 @@ def test_declared_need_is_the_kernels_own_memory_model_per_rank_and_precision():
     assert got == pytest.approx([want[0], want[1], want[0] / 2, want[1] / 4])
     assert got[0] > 2e6  # ~3 TB for one rank at 5000^3 points
     assert declared_need_mb("my-program", 5000, ranks) is None  # declares no memory model
+    # a kernel's option deck has its kernel's arrays (s41 tester D5: it had no floor)
+    assert declared_need_mb("stencil+sweeps.100", 5000, ranks) == pytest.approx(
+        declared_need_mb("stencil", 5000, ranks))
     # Within the measured sizes the measured (learned) need stands.
     assert declared_need_mb("stencil", 5000, ranks, measured_sizes=(40, 5000)) is None
     assert declared_need_mb("stencil", 5000, ranks, measured_sizes=(40, 256)) is not None

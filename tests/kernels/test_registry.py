@@ -18,6 +18,9 @@ GPU = Partition(name="gpu", cores_per_node=8, memory_gb=32, max_nodes=4, gpus_pe
     ("mltrain", GPU, (True, ["fp64", "fp32", "bf16"], ["cpu"])),    # declares CPU only
     (None, GPU, (True, None, ["cpu", "gpu"])),                      # a user's program
     ("my_app", CPU, (True, None, ["cpu"])),                         # a job-log label
+    # a kernel's option deck keeps its kernel's rules (s41 tester D17: bf16 offered to it)
+    ("stencil+sweeps.100", GPU, (True, ["fp64", "fp32"], ["cpu", "gpu"])),
+    ("myapp+sweeps.100", CPU, (True, None, ["cpu"])),               # no kernel's deck
 ])
 def test_offered_is_what_the_kernel_declares_and_the_partition_has(workload, partition, expected):
     assert kernels.offered(workload, partition) == expected
@@ -96,3 +99,12 @@ def test_a_plugin_kernel_that_declares_no_options_keeps_any_extra(tmp_path):
                       "@register\nclass K(Kernel):\n    name = 'plug_noopts'\n")
     kernels.load_plugin(str(source))
     kernels.get("plug_noopts").check_extra({"anything": 1})
+
+
+def test_an_option_deck_declares_what_its_kernel_does():
+    """s41 tester D5, D17: ``stencil+sweeps.100`` is stencil with other options."""
+    assert kernels.declaring("stencil") == "stencil"
+    assert kernels.declaring("stencil+sweeps.100") == "stencil"
+    assert kernels.declaring("io+workdir._scratch_a+1a2b3c") == "io"
+    for other in ("myapp", "myapp+x.1", "+x.1", "stencil_2"):
+        assert kernels.declaring(other) is None

@@ -45,6 +45,21 @@ def test_a_kernel_name_with_external_rows_is_a_program():
     assert levels_from_frame(frame)["stencil"].external
 
 
+def test_a_kernels_option_deck_keeps_its_kernels_knobs(tmp_path):
+    """s41 tester D5, D17: ``stencil+sweeps.100``'s runs (kind kernel) were levels of a
+    program, offered bf16 and no memory floor; a bundle stored so reads them as the kernel's."""
+    from dataclasses import replace
+
+    frame = runs()
+    frame.loc[frame["workload"] == "stencil", "workload"] = "stencil+sweeps.100"
+    levels = levels_from_frame(frame)
+    assert not levels["stencil+sweeps.100"].external and levels["myapp"].external
+    write_levels(tmp_path, {**levels, "stencil+sweeps.100": replace(
+        levels["stencil+sweeps.100"], external=True)})  # as a bundle before the fix wrote it
+    assert not read_levels(tmp_path)["stencil+sweeps.100"].external
+    assert read_levels(tmp_path)["myapp"].external
+
+
 def test_write_read_round_trip_and_damaged_file(tmp_path):
     levels = levels_from_frame(runs())
     write_levels(tmp_path, levels)
