@@ -56,7 +56,7 @@ def workload_label(program_file: str, label: str | None, say) -> str:
             taken for the kernel's), naming ``--label``.
     """
     from hpcds1mpi.errors import ConfigError
-    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.kernels import declaring
     from hpcds1mpi.schemas.runs import WORKLOAD_LABEL, WORKLOAD_LABEL_WORDS
 
     if label is not None:
@@ -71,9 +71,11 @@ def workload_label(program_file: str, label: str | None, say) -> str:
         re.sub(r"[^\w.+-]+", "_", unicodedata.normalize("NFC", name))
     if not built.strip("_"):
         built = FALLBACK
-    if is_kernel(built):
-        raise ConfigError(f"the program's file name {name!r} is the name of a kernel, whose "
-                          "runs its runs would be taken for: give --label NAME")
+    if kernel := declaring(built):  # or a kernel's option deck (s41 tester D8)
+        what = "the name of a kernel" if kernel == built else f"the label of kernel {kernel} " \
+            "run with options"
+        raise ConfigError(f"the program's file name {name!r} is {what}, whose runs its runs "
+                          "would be taken for: give --label NAME")
     if built != name:
         say(f"workload label {built!r}, from the program's file name {name!r} (a label "
             f"may hold letters, digits, '.', '_', '+' and '-' only): give --label NAME for "

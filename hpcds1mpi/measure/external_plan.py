@@ -88,10 +88,12 @@ def build_external_plan(program: str, label: str, *, sizes, nodes=None, ranks_pe
         raise ConfigError(f"--label {label!r}: {WORKLOAD_LABEL_WORDS}")
     from hpcds1mpi import kernels as registry
 
-    if registry.is_kernel(label):  # its runs would be stored, learnt and answered as the kernel's
-        raise ConfigError(f"--label {label!r} is the name of a kernel (`hpcds1mpi kernels` lists "
-                          "them); your program's runs would be taken for the kernel's: choose "
-                          "another --label")
+    if kernel := registry.declaring(label):  # stored, learnt, answered as the kernel's (s41 D8)
+        what = "the name of a kernel" if kernel == label else f"the label of kernel {kernel} " \
+            "run with options (a plan's extra)"
+        raise ConfigError(f"--label {label!r} is {what} (`hpcds1mpi kernels` lists them); your "
+                          "program's runs would be taken for the kernel's: choose another "
+                          "--label")
     runs = []
     configs = list(enumerate_configs(
         partition if valid_only else None, nodes=node_list, ranks_per_node=rpn_list,

@@ -31,6 +31,11 @@ def test_a_given_label_is_kept_or_refused_and_a_kernels_file_name_names_label():
         workload_label("./app", "x y", print)
     with pytest.raises(ConfigError, match="give --label NAME"):
         workload_label("./gemm", None, print)
+    # a kernel's option deck's label (s41 tester D8: ./stencil+sweeps.100 was taken)
+    with pytest.raises(ConfigError, match=r"'stencil\+sweeps.100' is the label of kernel stencil "
+                                          "run with options.*give --label NAME"):
+        workload_label("./stencil+sweeps.100", None, print)
+    assert workload_label("./myapp+mkl", None, print) == "myapp+mkl"
 
 
 @pytest.mark.parametrize("command, word", [

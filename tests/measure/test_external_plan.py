@@ -17,6 +17,15 @@ def test_a_kernels_name_as_label_is_refused(label):
         build_external_plan("./app {size}", label, sizes="64")
 
 
+@pytest.mark.parametrize("label", ["stencil+sweeps.100", "gemm+x.1", "stencil+"])
+def test_a_kernels_option_deck_as_label_is_refused(label):
+    """s41 tester D8: training read such a program's runs as the kernel's deck."""
+    kernel = label.partition("+")[0]
+    with pytest.raises(ConfigError, match=rf"--label '{label.replace('+', '[+]')}' is the label "
+                                          rf"of kernel {kernel} run with options .*choose"):
+        build_external_plan("./app {size}", label, sizes="64")
+
+
 def test_another_label_builds_the_plan():
     plan = build_external_plan("./app {size}", "stencil-app", sizes="64,128")
     assert {r.workload for r in plan.runs} == {"stencil-app"} and len(plan.runs) == 2
