@@ -26,8 +26,9 @@ def command() -> None:
 def show(path, rows) -> None:
     """Summarise PATH: schema, machines, runs per workload and status."""
     from hpcds1mpi.records import telemetry
+    from hpcds1mpi.records.kernel_options import labelled
 
-    runs = telemetry.read_runs(path)
+    runs = labelled(telemetry.read_runs(path))  # the workloads train reads (s41 tester D19)
     machines = telemetry.read_machines(path)
     why = [printable(line) for line in _why_not_ok(runs)]  # first lines read before escaping
     setups = _setup_lines(path, runs)  # what prepared each configuration's folder

@@ -560,3 +560,18 @@ def test_merge_and_export_lines_show_a_newline_in_a_name_escaped(tmp_path, capsy
     res = invoke(capsys, ["telemetry", "export", str(out), "--out", str(csv)])
     assert res.code == 0, res.err
     assert res.out.splitlines() == [f"wrote 2 rows of runs to {tmp_path}/e\\nx.csv"]
+
+
+def test_show_counts_and_lists_a_kernels_option_runs_as_the_workload_train_reads(tmp_path,
+                                                                                  capsys):
+    """s41 tester D19: the ``{"sweeps": 100}`` runs were counted and listed as plain stencil,
+    two decks reading as duplicate rows, and the name to ask recommend for was nowhere."""
+    from hpcds1mpi.cli import main
+
+    path = tmp_path / "t.h5"
+    telemetry.append(path, [run_row(0, kind="kernel"),
+                            run_row(1, kind="kernel", extra='{"sweeps": 100}')])
+    with pytest.raises(SystemExit):
+        main(["telemetry", "show", str(path)])
+    out = capsys.readouterr().out
+    assert "stencil+sweeps.100" in out and out.count("stencil+sweeps.100") == 2  # count, row
