@@ -54,10 +54,10 @@ class CalibrationSteps(list):
 def measuring_for(workload: str) -> Measuring:
     """How a calibration step of ``workload`` repeats its runs: a built-in kernel's sweep, or
     a user's program's (``sweep --command``), as the script runs it."""
-    from hpcds1mpi.kernels import is_kernel
+    from hpcds1mpi.kernels import declaring
 
-    try:
-        return KERNEL if is_kernel(workload) else PROGRAM
+    try:  # a kernel's option deck is swept as its kernel (s41 tester D1)
+        return KERNEL if declaring(workload) else PROGRAM
     except Exception:  # noqa: BLE001 - a broken plugin: counted as the longer kernel default
         return KERNEL
 

@@ -277,7 +277,13 @@ def format_table(rec: Recommendation) -> str:
             then += (f"; train needs at least {MIN_OK_RUNS} ok runs and these are "
                      f"{len(rec.calibration_steps)}: measure them at a second size too, into "
                      "the same file")
-        lines += ["", f"Calibration sweep (measure these, then {then}):"]
+        from hpcds1mpi.kernels import declaring
+
+        how = "measure these"
+        if (kernel := declaring(rec.workload)) and kernel != rec.workload:  # s41 tester D1
+            how += (f" with sweep --plan FILE, its [[kernel]] name = \"{kernel}\" with the "
+                    f"options of {rec.workload} in extra")
+        lines += ["", f"Calibration sweep ({how}, then {then}):"]
         for s in rec.calibration_steps:
             lines.append(f"  {s.config.label():<28} {s.reason}")
     return "\n".join(lines)

@@ -305,14 +305,17 @@ def _program_steps(steps: Sequence[CalibrationStep], program) -> list[Calibratio
 
 
 def check_calibration_workload(workload: str, program) -> None:
-    """Refuse, in one line, a calibration sweep that could measure nothing: a workload that
-    is no built-in kernel (``sweep --kernel`` would refuse it at every step) and no program.
+    """Refuse (ConfigError), in one line, a calibration sweep that could measure nothing: of no
+    ``program``, and a workload that is no built-in kernel, which ``sweep --kernel`` refuses,
+    or a kernel's option deck, whose options it cannot give."""
+    from hpcds1mpi.kernels import declaring, is_kernel
 
-    Raises:
-        ConfigError: ``workload`` is not a kernel and ``program`` is None.
-    """
-    from hpcds1mpi.kernels import is_kernel
-
+    if program is None and (kernel := declaring(workload)) and kernel != workload:
+        raise ConfigError(f"no calibration sweep for {workload!r}: it is kernel {kernel} measured "
+                          "with kernel options (a plan's [[kernel]] extra), which sweep --kernel "
+                          "cannot give (s41 tester D1); measure the steps with hpcds1mpi sweep "
+                          f"--plan FILE whose [[kernel]] has name = \"{kernel}\" and those "
+                          "options in extra, then hpcds1mpi learn")
     if program is None and not is_kernel(workload):
         raise ConfigError(
             f"no calibration sweep for {workload!r}: it is not a built-in kernel (hpcds1mpi "

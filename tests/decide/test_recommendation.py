@@ -251,6 +251,19 @@ def test_a_single_run_band_shows_the_measured_scatter_the_model_interval_hides()
     assert "a single run:" not in format_table(quiet)
 
 
+def test_an_option_decks_calibration_names_the_plan_that_measures_it():
+    """s41 tester D1: ``stencil+sweeps.100``'s calibration script was refused as "not a
+    built-in kernel ... give your program's command", advice that measures another workload,
+    and its steps were listed without saying they need the options."""
+    rec = recommend(FakeBundle(), "stencil+sweeps.100", 500, fake_places("cpu"))
+    assert rec.calibration_steps
+    assert "Calibration sweep (measure these with sweep --plan FILE, its [[kernel]] name = " \
+           "\"stencil\" with the options of stencil+sweeps.100 in extra, then" in format_table(rec)
+    with pytest.raises(ConfigError, match=r"^no calibration sweep for 'stencil\+sweeps.100': it "
+                       r"is kernel stencil measured with kernel options .*sweep --plan FILE"):
+        emit_script(rec, "slurm", None)
+
+
 def test_a_programs_script_runs_its_recorded_command_and_no_kernel_line_is_made_up():
     """A program's pick used to get ``hpcds1mpi run lammps ...`` (no such kernel: the job
     fails) when --program was left out; now the command its sweep ran, said, or a refusal."""
