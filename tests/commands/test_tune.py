@@ -30,6 +30,17 @@ def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
     assert not (tmp_path / "t.h5").exists()
 
 
+def test_tune_of_a_kernels_option_deck_is_one_line_naming_how_to_measure_it(tmp_path):
+    """s41 tester D15: ``--kernel stencil+sweeps.100`` said "unknown kernel", though
+    recommend answers that workload."""
+    res = run_cli(["tune", "--kernel", "stencil+sweeps.100", "--size", "40", "--out", "t.h5",
+                   "--budget", "2", "--launcher", "mpiexec"], cwd=tmp_path)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "is kernel stencil with kernel options, which tune cannot give its runs; measure " \
+           "that deck with sweep --plan FILE" in res.stderr
+    assert not (tmp_path / "t.h5").exists()
+
+
 def test_tune_in_process_under_mpiexec_writes_every_run(tmp_path):
     (tmp_path / "c.toml").write_text(CLUSTER)
     res = run_mpi(2, [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "192",
