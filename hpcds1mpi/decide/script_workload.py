@@ -251,6 +251,7 @@ def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, 
         label = match_workload(launch, labels, commands)
         if label is not None:
             return label, launch
+    _say_unmeasured_decks(script, labels)
     if len(script.launches) < 2:
         return None, (script.launches[0] if script.launches else None)
     # s29 tester D3: the first of `srun -n 1 ./preprocess; srun -n 4 ./app; ...` was taken,
@@ -263,6 +264,20 @@ def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, 
                 + (" (the first of those starting as many)" if tied else "")
                 + "; the other launches are left as written")
     return None, main
+
+
+def _say_unmeasured_decks(script: JobScript, labels: Sequence[str]) -> None:
+    """A note for each ``hpcds1mpi run KERNEL --option ...`` line of a deck the model was never
+    trained on (``--option sweeps=10`` is its own workload, not plain stencil): it had read as
+    "matches no workload" without why (s41 tester D14)."""
+    for launch in script.launches:
+        words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+        deck = next((d for w in words if (d := _deck(w, words, launch))), None)
+        if deck is not None and deck not in labels:
+            script.note(f"line {launch.line} runs the kernel deck {deck!r} (hpcds1mpi run with "
+                        "--option), which the model was never trained on: measure it with "
+                        "sweep --plan FILE (its options in the [[kernel]]'s extra), then "
+                        "hpcds1mpi learn")
 
 
 def _ranks_started(launch: Launch) -> tuple[float, float]:

@@ -224,6 +224,17 @@ def test_an_hpcds1mpi_run_line_whose_options_run_refuses_is_no_plain_kernel():
     assert match_workload(own.launch, labels, RecordedCommands({})) == "stencil"
 
 
+def test_an_hpcds1mpi_run_line_of_a_deck_never_trained_says_which_deck_it_is():
+    """s41 tester D14: ``--option sweeps=10`` (stencil's default value, its own workload)
+    read as "matches no workload the model was trained on" without why."""
+    script = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --size 40 --option "
+                         "sweeps=10\n")
+    assert choose_launch(script, ["stencil", "stencil+sweeps.100"], RecordedCommands({}))[0] \
+        is None
+    assert any("line 2 runs the kernel deck 'stencil+sweeps.10' (hpcds1mpi run with --option), "
+               "which the model was never trained on" in note for note in script.notes)
+
+
 def test_a_size_glued_to_a_redirection_is_said_to_be_a_file_descriptor():
     """s41 tester B4: `./grow 8000>log` is refused (the shell runs `./grow` with file
     descriptor 8000 redirected, no argument); the refusal now says why."""
