@@ -366,6 +366,6 @@ def _nothing_to_calibrate(bundle, workload: str) -> str:
         return ""
     return (f"{NO_CALIBRATION} for {workload!r}: it is not a built-in kernel and the model "
             "holds no runs of it, so no command of it is known; give your program's command "
-            "(recommend --program \"./app --n {size}\", the API's program=) to get a sweep "
+            "with --program (\"./app --n {size}\"; the API's program=) to get a sweep "
             "of it, or measure it with hpcds1mpi sweep --command '...' --label "
             f"{workload}, then hpcds1mpi learn")
