@@ -171,3 +171,19 @@ def load_plugin(spec: str) -> list[str]:
         raise ConfigError(f"kernel module {spec} failed to import ({type(exc).__name__}: "
                           f"{reason}); fix the module") from None
     return sorted(set(_REGISTRY) - before)
+
+
+def refuse_option_deck(kernel: str) -> None:
+    """Refuse ``tune --kernel`` of a kernel's option deck (``stencil+sweeps.100``), which tune
+    cannot give its runs, naming the way to measure it (s41 tester D15).
+
+    Raises:
+        ConfigError: ``kernel`` is a registered kernel's option deck.
+    """
+    from hpcds1mpi.errors import ConfigError
+
+    if (deck_of := declaring(kernel)) not in (None, kernel):
+        raise ConfigError(f"--kernel {kernel!r} is kernel {deck_of} with kernel options, "
+                          "which tune cannot give its runs; measure that deck with "
+                          f"sweep --plan FILE ([[kernel]] name = \"{deck_of}\", its "
+                          "options in extra), then hpcds1mpi learn")

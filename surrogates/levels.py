@@ -174,8 +174,7 @@ def _numbered_alike(lines: list) -> bool:
     return len(lines) > 1 and len(shapes) == 1
 
 
-def _is_kernel(workload: str) -> bool:
-    """Whether ``workload`` is a registered kernel or one of its option decks (s41 D5)."""
+def _is_kernel(workload: str) -> bool:  # a registered kernel or its option deck (s41 D5)
     from hpcds1mpi.kernels import declaring
 
     try:

@@ -238,11 +238,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     if kernel is not None:
         from hpcds1mpi import kernels as registry
 
-        if (deck_of := registry.declaring(kernel)) not in (None, kernel):  # s41 tester D15
-            raise ConfigError(f"--kernel {kernel!r} is kernel {deck_of} with kernel options, "
-                              "which tune cannot give its runs; measure that deck with "
-                              f"sweep --plan FILE ([[kernel]] name = \"{deck_of}\", its "
-                              "options in extra), then hpcds1mpi learn")
+        registry.refuse_option_deck(kernel)  # s41 tester D15
         registry.get(kernel)  # UnknownKernelError lists the known ones
         workload = kernel
     else:

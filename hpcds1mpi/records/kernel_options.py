@@ -235,3 +235,4 @@ def no_run_line(label: str) -> str:
             "plan's extra) that its label cannot carry whole, so the script cannot pass them; "
             f"give --program \"hpcds1mpi run {kernel} --size {{size}} --option KEY=VALUE ...\" "
             "with the plan's options")
+
