@@ -14,6 +14,16 @@ from tests.helpers import run_cli
 from tests.surrogates.test_levels import swept
 
 
+def _refused(frame) -> str:
+    """The one-line refusal ``refuse_mixed_runtimes`` gives ``frame``."""
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    with pytest.raises(DataError) as err:
+        refuse_mixed_runtimes(frame)
+    assert "\n" not in str(err.value)
+    return str(err.value)
+
+
 @pytest.mark.parametrize("line, identity", [
     ("meep res={size} wg.ctl", ("meep", ("wg.ctl",))),
     ("nrniv -mpi -c ncell={size} ring.hoc", ("nrniv", ("ring.hoc",))),
@@ -22,6 +32,8 @@ from tests.surrogates.test_levels import swept
     ("./app --input=case1/input.nml 0.5 1e5 --fast", ("app", ("case1/input.nml",))),
     ("nwchem.mpich s{size}.nw", ("nwchem.mpich", ())),  # one deck per size: one program
 ])
+
+
 def test_a_command_lines_program_and_input_files(line, identity):
     from hpcds1mpi.surrogates.label_programs import program_identity
 
@@ -37,14 +49,10 @@ def test_a_command_lines_program_and_input_files(line, identity):
 def test_two_programs_under_one_label_are_refused_before_training(first, second, why):
     """s41 tester A1: Meep's and NEURON's runs under one label were fitted as one program with
     a note only, and recommend wrote NEURON's script sized by Meep's resolution."""
-    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
 
     frame = pd.concat([swept(first, (8, 10, 12)), swept(second, (10, 20))],
                       ignore_index=True)
-    with pytest.raises(DataError) as err:
-        refuse_mixed_runtimes(frame)
-    message = str(err.value)
-    assert "\n" not in message
+    message = _refused(frame)
     assert message == (
         f"the runs of workload 'myapp' ran {first!r} and {second!r} under one --label ({why}): "
         "a model would learn one runtime for two computations; sweep each with its own --label "
@@ -90,15 +98,11 @@ def test_one_command_line_swept_from_two_folders_is_two_programs():
     """s41 tester D18: ``python3 main.py {size}`` swept in a/ and in b/ without --label (both
     labelled main.py) trained into one workload, and recommend answered with the geometric
     mean of two programs; now refused in one line naming both folders."""
-    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
 
     frame = pd.concat([_in("/w/a", swept("python3 main.py {size}", (20, 40))),
                        _in("/w/b", swept("python3 main.py {size}", (20, 80)))],
                       ignore_index=True)
-    with pytest.raises(DataError) as err:
-        refuse_mixed_runtimes(frame)
-    message = str(err.value)
-    assert "\n" not in message
+    message = _refused(frame)
     assert message == (
         "the runs of workload 'myapp' ran 'python3 main.py {size}' in /w/a and 'python3 "
         "main.py {size}' in /w/b under one label (two programs: /w/a/main.py and "
