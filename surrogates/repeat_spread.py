@@ -108,14 +108,24 @@ def add_repeat_columns(cols: dict, spread: RepeatSpread, workload: str, size: fl
         cols[SLOWEST][on[found]] = slowest[pos[found]]
 
 
+#: The interval ends as :func:`cover_repeats` found them (the median's interval) and as it
+#: left them: :func:`median_interval` reads the median's interval back after later steps.
+_ENDS = ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi")
+_BEFORE = {end: f"{end}_median" for end in _ENDS}
+_COVERED = {end: f"{end}_covered" for end in _ENDS}
+
+
 def cover_repeats(cols: dict) -> None:
     """Widen, in place, each candidate's runtime interval to hold its :data:`FASTEST` and
     :data:`SLOWEST` repeat at the size asked (where it has them), and its energy ends by the
     same factor: the held-to-measured interval was the runs' medians and at most +-50 % of
     the median, so a run whose repeats scattered 0.70-2.30 s around 1.45 s read 0.72-2.17 s
-    (s40 tester C1). Call after :func:`add_repeat_columns`."""
+    (s40 tester C1). Call after :func:`add_repeat_columns`. The ends before and after are
+    kept for :func:`median_interval`."""
     fastest, slowest = (np.asarray(cols[c], dtype=float) for c in (FASTEST, SLOWEST))
     lo, hi = (np.asarray(cols[c], dtype=float) for c in ("runtime_lo", "runtime_hi"))
+    for end in _ENDS:
+        cols[_BEFORE[end]] = np.array(cols[end], dtype=float)
     with np.errstate(invalid="ignore"):  # NaN compares False: left as it was
         lower = np.isfinite(fastest) & (fastest > 0) & (fastest < lo)
         upper = np.isfinite(slowest) & (hi > 0) & (slowest > hi)
@@ -127,7 +137,29 @@ def cover_repeats(cols: dict) -> None:
         energy[rows] *= to[rows] / runtime[rows]
         runtime[rows] = to[rows]
         cols[f"runtime_{end}"], cols[f"energy_{end}"] = runtime, energy
+    for end in _ENDS:
+        cols[_COVERED[end]] = np.array(cols[end], dtype=float)
+
+
+def median_interval(cols: dict, quantity: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` of ``quantity`` (``runtime`` or ``energy``) without :func:`cover_repeats`'
+    own widening: the interval of the median, which is what System 2 compares runs by and
+    what the edge carries beyond the sizes. One run's repeats are the run's noise (System 2
+    measures it; ``decide/run_scatter`` shows it): carried into the median's interval at the
+    edge size they had made every fft size-32 configuration of the race as unsure as a single
+    run and reordered System 2's tries (72/72 -> 71/72 within 5 %). An end a later step moved
+    past the cover is kept as it is now; one the cover set is the end before it."""
+    lo, hi = (np.asarray(cols[f"{quantity}_{end}"], dtype=float) for end in ("lo", "hi"))
+    if _BEFORE[f"{quantity}_lo"] not in cols:
+        return lo, hi
+    b_lo, b_hi, c_lo, c_hi = (np.asarray(cols[names[f"{quantity}_{end}"]], dtype=float)
+                              for names, end in ((_BEFORE, "lo"), (_BEFORE, "hi"),
+                                                 (_COVERED, "lo"), (_COVERED, "hi")))
+    with np.errstate(invalid="ignore"):  # NaN compares False: the end as it is now
+        m_lo = np.where(lo < c_lo, lo, np.fmax(b_lo, lo))
+        m_hi = np.where(hi > c_hi, hi, np.fmin(b_hi, hi))
+    return m_lo, m_hi
 
 
 __all__ = ["COLUMNS", "FASTEST", "FAST_RATIO", "RepeatSpread", "SLOWEST", "SLOW_RATIO",
-           "add_repeat_columns", "cover_repeats"]
+           "add_repeat_columns", "cover_repeats", "median_interval"]

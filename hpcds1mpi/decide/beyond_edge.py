@@ -37,6 +37,7 @@ import numpy as np
 
 from hpcds1mpi.surrogates.neighbour_beyond import EDGE_SIZE
 from hpcds1mpi.surrogates.neighbour_bounds import MAX_GROWTH
+from hpcds1mpi.surrogates.repeat_spread import median_interval
 from hpcds1mpi.surrogates.size_neighbours import config_codes
 
 
@@ -116,11 +117,12 @@ def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
     own_edge = np.asarray(cols[EDGE_SIZE], dtype=float) if EDGE_SIZE in cols \
         else np.full(len(here), np.nan)
     factor = (float(size) / float(edge)) ** steepest
-    for mid, low, high in (("runtime_s", "runtime_lo", "runtime_hi"),
-                           ("energy_j", "energy_lo", "energy_hi")):
+    for quantity, mid in (("runtime", "runtime_s"), ("energy", "energy_j")):
+        low, high = f"{quantity}_lo", f"{quantity}_hi"
         point, lo, hi = (np.array(cols[c], dtype=float) for c in (mid, low, high))
-        e_point, e_lo, e_hi = (np.asarray(edge_cols[c], dtype=float)[at]
-                               for c in (mid, low, high))
+        # the edge's median interval: one run's repeats there are noise, not its spread
+        e_point = np.asarray(edge_cols[mid], dtype=float)[at]
+        e_lo, e_hi = (end[at] for end in median_interval(edge_cols, quantity))
         usable = found & np.isfinite(point) & (point > 0) & np.isfinite(e_point) & (e_point > 0)
         with np.errstate(invalid="ignore", divide="ignore"):
             rel_lo, rel_hi = e_lo / e_point, e_hi / e_point

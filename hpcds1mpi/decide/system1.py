@@ -173,7 +173,6 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)
     add_repeat_columns(cols, repeat_spread(bundle), workload, size, same)  # one run's band
-    cover_repeats(cols)  # a measured interval holds its repeats (s40 tester C1)
     floor_energy(cols, partitions)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
@@ -188,6 +187,11 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)
     at_edge = _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                            measured, cols)
+    # Last: a measured candidate's shown interval holds its own repeats (s40 tester C1); every
+    # rule above, System 2 and the edge read the median's interval (repeat_spread's
+    # median_interval): one run's scatter is not the median's uncertainty.
+    cover_repeats(cols)
+    floor_energy(cols, partitions)
     declared = None if levels is not None and levels.external else declared_need_mb(
         workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],
         (getattr(bundle, "size_range", None) or {}).get(str(workload)))

@@ -55,6 +55,7 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
     """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``; ``levels``:
     the workload's recorded measured levels (None: its never-measured levels are not known)."""
     from hpcds1mpi.decide.measured_nodes import beyond_measured_nodes
+    from hpcds1mpi.surrogates.repeat_spread import median_interval
 
     cols = scores.cols
     n = len(space.configs)
@@ -66,6 +67,8 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
     beyond = np.zeros(n, dtype=bool)
     rows_beyond = beyond_measured_nodes(cols, np.arange(len(cols["nodes"])))
     col = "runtime" if objective != "energy" else "energy"
+    # the median's interval: System 2 compares runs' medians, and measures their noise itself
+    lows, highs = median_interval(cols, col)
     for i in range(len(cols["nodes"])):
         key = (int(cols["nodes"][i]), int(cols["ranks_per_node"][i]), int(cols["threads"][i]),
                str(cols["device"][i]), str(cols["precision"][i]))
@@ -73,7 +76,7 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
         if j is None:
             continue
         mid = float(cols[f"{col}_s" if col == "runtime" else "energy_j"][i])
-        lo, hi = float(cols[f"{col}_lo"][i]), float(cols[f"{col}_hi"][i])
+        lo, hi = float(lows[i]), float(highs[i])
         value[j] = mid
         if lo > 0 and hi > 0 and math.isfinite(lo) and math.isfinite(hi):
             # lo/hi are the 10th/90th percentiles over members: +-1.2816 sigma in log space.

@@ -110,3 +110,21 @@ def test_system1_start_keeps_to_the_measured_node_counts_as_recommend_does():
     assert start.nodes == 1 and start.threads == 1
     preds.feasible[~beyond] = False  # only beyond feasible: picked there, as recommend does
     assert tune_predictions.system1_start(space, preds).nodes == 2
+
+
+def test_system2_reads_the_median_interval_not_one_runs_repeats():
+    """System 2 compares runs' medians and measures their noise itself: a measured pick's
+    interval that holds its repeats (s40 tester C1) is not the spread of its median."""
+    from hpcds1mpi.decide import system1 as s1
+    from tests.decide.test_beyond_edge import CPU, ONE_NODE, Grow, GrowRepeats
+
+    space = build_space(CPU, max_nodes=1, devices=["cpu"], precisions=["fp64"])
+    spreads = []
+    for bundle in (Grow(), GrowRepeats()):
+        scores = s1.score(bundle, "grow", 16000, [CPU], ONE_NODE)
+        assert (scores.cols["runtime_lo"] / scores.cols["runtime_s"]).min() < 0.15 \
+            or bundle.__class__ is Grow  # the shown interval holds the repeats
+        spreads.append(tune_predictions.predictions_from_scores(space, scores).spread)
+    measured = np.isfinite(spreads[0]) & (spreads[0] != 0.5)
+    assert measured.any()
+    assert spreads[1][measured] == pytest.approx(spreads[0][measured])

@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.surrogates.repeat_spread import (FAST_RATIO, FASTEST, SLOW_RATIO, SLOWEST,
-                                                RepeatSpread, add_repeat_columns, cover_repeats)
+                                                RepeatSpread, add_repeat_columns, cover_repeats,
+                                                median_interval)
 
 _LAYOUT = dict(ranks_per_node=1, threads=1, device="cpu", precision="fp64", partition="p")
 
@@ -65,3 +66,25 @@ def test_a_measured_interval_holds_its_repeats_and_its_energy_follows():
     assert cols["energy_lo"][0] == pytest.approx(10.0 * 0.703 / 0.723)
     assert cols["energy_hi"][0] == pytest.approx(30.0 * 2.298 / 2.169)
     assert list(cols["energy_hi"][1:]) == [15.0, 11.0]
+
+
+def test_the_median_interval_is_the_one_before_the_cover_unless_a_later_step_moved_it():
+    """System 2 compares runs' medians and the edge carries its interval beyond the sizes:
+    one run's repeats are not that interval's spread (the race's fft 32: 72/72 -> 71/72)."""
+    cols = {"runtime_s": np.array([1.0, 1.0, 1.0]), "runtime_lo": np.array([0.8, 0.8, 0.8]),
+            "runtime_hi": np.array([1.2, 1.2, 1.2]), "energy_lo": np.array([8.0, 8.0, 8.0]),
+            "energy_hi": np.array([12.0, 12.0, 12.0]),
+            FASTEST: np.array([0.5, 0.5, np.nan]), SLOWEST: np.array([2.0, 2.0, np.nan])}
+    cover_repeats(cols)
+    assert list(cols["runtime_lo"]) == [0.5, 0.5, 0.8] and list(cols["runtime_hi"]) == [2.0, 2.0, 1.2]
+    cols["runtime_lo"] = np.array([0.5, 0.3, 0.8])  # a later step widened row 1 past the cover
+    cols["runtime_hi"] = np.array([2.0, 2.5, 1.2])
+    lo, hi = median_interval(cols, "runtime")
+    assert list(lo) == [0.8, 0.3, 0.8] and list(hi) == [1.2, 2.5, 1.2]
+    e_lo, e_hi = median_interval(cols, "energy")
+    assert list(e_lo) == [8.0, 8.0, 8.0] and list(e_hi) == [12.0, 12.0, 12.0]
+    assert cols["energy_lo"][0] == pytest.approx(5.0)  # the shown interval keeps the cover
+    raised = dict(cols, runtime_lo=np.array([0.9, 0.9, 0.9]))  # a floor raised every low end
+    assert list(median_interval(raised, "runtime")[0]) == [0.9, 0.9, 0.9]
+    plain = {"runtime_lo": np.array([0.5]), "runtime_hi": np.array([2.0])}  # never covered
+    assert [list(end) for end in median_interval(plain, "runtime")] == [[0.5], [2.0]]
