@@ -263,10 +263,13 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             per_node = int(m.group(1))
             cpus = int(m.group(2)) if m.group(2) else cpus
             script.where("ranks", mapping.line)
-    if not per_node and ranks:  # -n alone: slots filled node after node (s40 tester A8)
-        from hpcds1mpi.launch.script_slot_fill import slot_fill
+    if not per_node:  # -n alone: slots filled node after node (s40 tester A8)
+        from hpcds1mpi.launch.script_slot_fill import host_list_ranks, slot_fill
 
-        if filled := slot_fill(script, launch, ranks, *job):
+        if ranks is None and (ranks := host_list_ranks(launch)):  # a rank on each slot (s42)
+            script.ntasks = ranks
+            script.where("ranks", launch.options["host"].line)
+        if ranks and (filled := slot_fill(script, launch, ranks, *job)):
             per_node = filled[1]
     if per_node:
         script.ntasks_per_node = per_node

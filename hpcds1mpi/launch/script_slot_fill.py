@@ -16,6 +16,12 @@ tester B10: ``mpirun -n 2 --host n1,n1`` was read as 2 nodes x 1 rank). Open MPI
 ``n1,n2,n1`` gives n1 ranks 0 and 1. Hydra (MPICH 4.0.2's ``-verbose``) joins only mentions
 side by side and fills the list as written: ``n1,n2,n1`` puts rank 1 on n2. Where the two
 place the ranks otherwise, the list is not read (a note says how to write it).
+
+Without ``-n``, both start a rank on every slot of the host list (s42: ``--host n1,n1`` runs
+2, ``n1:2,n2:2`` 4; Open MPI 4.1.4 in a 2-node salloc, MPICH 5.0.2's hydra). More ranks than
+the list's slots: hydra deals them round the list again (``n1:2,n2:2 -n 6``: 4 on n1, 2 on
+n2); Open MPI refuses ("not enough slots") unless told ``--oversubscribe``, then spreads what
+is over the slots evenly, the first hosts one more (3 and 3).
 """
 
 from __future__ import annotations
@@ -83,18 +89,35 @@ def _job_slots(nodes: int | None, tasks: int | None, per_node: int | None
     return [tasks // nodes + (1 if k < tasks % nodes else 0) for k in range(nodes)]
 
 
+def _fills_slots(launch: "Launch") -> bool:
+    """Whether ``launch`` (``mpirun`` / ``mpiexec``) places its ranks slot after slot, not
+    spreading them itself."""
+    if launch.kind != "mpi" or any(o in launch.options for o in _SPREADING):
+        return False
+    mapping = launch.options.get("map-by")
+    policy = ((mapping.value or "") if mapping is not None else "slot").split(":")[0].lower()
+    return policy in _FILLING
+
+
+def host_list_ranks(launch: "Launch") -> int | None:
+    """The ranks ``launch`` starts without ``-n``: one on each slot of the host list it
+    writes out (``--host n1,n1``: 2, ``-hosts n1:2,n2:2``: 4); None without one, or where it
+    spreads its ranks itself."""
+    hosts = launch.options.get("host")
+    if hosts is None or "ntasks" in launch.options or not _fills_slots(launch):
+        return None
+    items = _host_slots(hosts.value or "")
+    return sum(n for _, n in items) if items else None
+
+
 def slot_fill(script: "JobScript", launch: "Launch", ranks: int, nodes: int | None,
               tasks: int | None, per_node: int | None) -> tuple[int, int] | None:
     """(nodes, ranks on the fullest node) where ``launch`` (``mpirun`` / ``mpiexec``, ``ranks``
     from its ``-n``, no ranks per node of its own) fills slots node after node: the host
     list's, else the job's (``nodes``, ``tasks`` and ``per_node`` as its directives ask);
-    None where it spreads its ranks itself, or they overflow the slots. Notes the layout
-    where it leaves nodes of the job idle."""
-    if launch.kind != "mpi" or ranks <= 0 or any(o in launch.options for o in _SPREADING):
-        return None
-    mapping = launch.options.get("map-by")
-    policy = ((mapping.value or "") if mapping is not None else "slot").split(":")[0].lower()
-    if policy not in _FILLING:
+    None where it spreads its ranks itself, or they overflow the job's slots. Notes the
+    layout where it leaves nodes of the job idle."""
+    if ranks <= 0 or not _fills_slots(launch):
         return None
     hosts = launch.options.get("host")
     if hosts is not None:
@@ -118,8 +141,10 @@ def _host_list_fill(script: "JobScript", launch: "Launch", value: str,
     """(nodes, ranks on the fullest) of ``ranks`` filling host list ``value`` as Open MPI and
     hydra both fill it; None (with a note where they differ) otherwise."""
     items = _host_slots(value)
-    if not items or ranks > sum(n for _, n in items):
+    if not items:
         return None
+    if ranks > sum(n for _, n in items):
+        return _overfilled(script, launch, value, items, ranks)
     open_mpi, hydra = (_filled(_joined(items, anywhere), ranks) for anywhere in (True, False))
     readings = {(len([c for c in f if c]), max(f)) for f in (open_mpi, hydra)}
     if len(readings) > 1:
@@ -130,3 +155,59 @@ def _host_list_fill(script: "JobScript", launch: "Launch", value: str,
                     + ",".join(f"{n}:{c}" for n, c in hosts) + ")")
         return None
     return readings.pop()
+
+
+def _dealt_again(items: list[tuple[str, int]], ranks: int) -> list[int]:
+    """Hydra's ranks by host when ``ranks`` outnumber the list's slots: dealt round the list
+    (each mention its slots) until none is left."""
+    per_host: dict[str, int] = {}
+    left = ranks
+    while left > 0:
+        for name, slot in items:
+            placed = min(slot, left)
+            per_host[name] = per_host.get(name, 0) + placed
+            left -= placed
+    return list(per_host.values())
+
+
+def _spread_over(items: list[tuple[str, int]], ranks: int) -> list[int]:
+    """Open MPI's ranks by host (``--oversubscribe``) when ``ranks`` outnumber the slots:
+    each host's slots filled, what is over shared evenly, the first hosts one more."""
+    hosts = _joined(items, anywhere=True)
+    over = ranks - sum(n for _, n in hosts)
+    share, extra = divmod(over, len(hosts))
+    return [n + share + (1 if k < extra else 0) for k, (_, n) in enumerate(hosts)]
+
+
+def _overfilled(script: "JobScript", launch: "Launch", value: str,
+                items: list[tuple[str, int]], ranks: int) -> tuple[int, int] | None:
+    """(nodes, ranks on the fullest) of more ``ranks`` than host list ``value`` has slots, as
+    the MPI that runs them places them: Open MPI only when told ``--oversubscribe`` (which
+    hydra refuses as an unknown option), hydra otherwise; the launch's name narrows it to one.
+    Warns where Open MPI refuses them (read as it runs them once told); None where the two
+    place them otherwise."""
+    from hpcds1mpi.launch.mpi_installation import LAUNCHER_FILE_NAMES
+    from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+
+    family = LAUNCHER_FILE_NAMES.get(launch.launcher.rsplit("/", 1)[-1])
+    mapping = (launch.options["map-by"].value or "") if "map-by" in launch.options else ""
+    flag = "oversubscribe" in launch.options
+    runs = {OPENMPI: family != MPICH and (flag or "OVERSUBSCRIBE" in mapping.upper()),
+            MPICH: family != OPENMPI and not flag}
+    slots = sum(n for _, n in items)
+    over = (f"line {launch.line}: {launch.launcher} -n {ranks} over host list {value[:80]}'s "
+            f"{slots} slot{'s' if slots != 1 else ''}")
+    if family != MPICH and not runs[OPENMPI]:
+        refused = f"{over}: Open MPI refuses it (not enough slots); give --oversubscribe"
+        if family == OPENMPI:  # read as it runs once told so
+            script.warn(refused + ", or the hosts more slots")
+            runs[OPENMPI] = True
+        else:
+            script.note(f"{refused}; read as hydra (MPICH, Intel MPI) runs it, dealing the "
+                        "ranks round the list again")
+    layouts = {MPICH: _dealt_again(items, ranks), OPENMPI: _spread_over(items, ranks)}
+    readings = {(len(f), max(f)) for k, f in layouts.items() if runs[k]}
+    if len(readings) > 1:
+        script.note(f"{over} is placed otherwise by Open MPI and hydra: its layout is not "
+                    "read from it; give each host the slots of its ranks")
+    return readings.pop() if len(readings) == 1 else None

@@ -65,3 +65,62 @@ def test_a_host_named_twice_apart_is_not_read_where_open_mpi_and_hydra_differ():
     assert ("line 6: mpirun's host list n1,n2,n1 names a host twice apart, which Open MPI and "
             "hydra fill otherwise: its layout is not read from it; write each host once with "
             "its slots (n1:2,n2:1)") in script.notes, script.notes
+
+
+#: A job of 1 node that gives no tasks: the launch line's host list alone says the ranks.
+BARE = "#!/bin/bash\n#SBATCH --time=00:05:00\n{launch} ./hyb 30000\n"
+
+
+@pytest.mark.parametrize("launch, layout", [
+    # s42: measured with mpirun.openmpi 4.1.4 (a 2-node salloc) and MPICH 5.0.2's hydra: a
+    # rank on each slot of the list
+    ("mpirun --host n1,n1", (1, 2, 1)), ("mpirun -H n1,n1", (1, 2, 1)),
+    ("mpiexec --hosts n1,n1", (1, 2, 1)), ("mpiexec -hosts n1:2,n2:2", (2, 2, 1)),
+    ("mpirun --host n1:3", (1, 3, 1)),
+    # a rank count or ranks per node of its own: read from those, as before
+    ("mpirun --host n1,n1 -n 1", (1, 1, 1)), ("mpirun --host n1:2,n2:2 --npernode 1", None)])
+def test_mpirun_without_n_starts_a_rank_on_each_slot_of_its_host_list(launch, layout):
+    """s42: `mpirun --host n1,n1 ./prog` (no -np) was read as 1 rank; Open MPI and hydra
+    both start 2."""
+    script = read_script(BARE.format(launch=launch))
+    if layout is None:
+        assert script.ntasks is None, launch
+    else:
+        assert script.layout() == layout, launch
+
+
+@pytest.mark.parametrize("launch, layout", [
+    # one host: every launcher that runs it puts all its ranks there
+    ("mpiexec.hydra --host n1:2 -np 4", (1, 4, 1)), ("mpirun --host n1:2 -np 4", (1, 4, 1)),
+    ("mpirun.openmpi --host n1:2 -np 4", (1, 4, 1)),
+    # two: hydra deals them round the list again (n1 4, n2 2); Open MPI with --oversubscribe
+    # fills the slots and shares the rest evenly (3 and 3; n1:1,n2:1 -np 5: 3 and 2)
+    ("mpiexec.hydra --host n1:2,n2:2 -np 6", (2, 3, 1)),
+    ("mpirun --oversubscribe --host n1:2,n2:2 -np 6", (2, 3, 1)),
+    ("mpirun --oversubscribe --host n1:1,n2:1 -np 5", (2, 3, 1))])
+def test_more_ranks_than_the_host_lists_slots_are_placed_as_the_launcher_runs_them(
+        launch, layout):
+    """s42: `mpirun --host n1:2 -np 4` was read as 2 nodes; it is one host, n1."""
+    script = read_script(BARE.format(launch=launch))
+    assert script.layout() == layout, launch
+
+
+def test_open_mpi_refusing_more_ranks_than_slots_is_said():
+    """Open MPI 4.1.4: `--host n1:2 -np 4` stops at "not enough slots" unless told
+    --oversubscribe; hydra (which refuses --oversubscribe) runs it."""
+    named = read_script(BARE.format(launch="mpirun.openmpi --host n1:2 -np 4"))
+    assert ("line 3: mpirun.openmpi -n 4 over host list n1:2's 2 slots: Open MPI refuses it "
+            "(not enough slots); give --oversubscribe, or the hosts more slots"
+            ) in named.warnings, named.warnings
+    plain = read_script(BARE.format(launch="mpirun --host n1:2 -np 4"))
+    assert any("Open MPI refuses it" in n and "read as hydra" in n for n in plain.notes)
+    hydra = read_script(BARE.format(launch="mpiexec.hydra --host n1:2 -np 4"))
+    assert not any("refuses" in m for m in hydra.notes + hydra.warnings)
+    told = read_script(BARE.format(launch="mpirun --oversubscribe --host n1:2 -np 4"))
+    assert not any("refuses" in m for m in told.notes + told.warnings)
+
+
+def test_more_ranks_than_slots_placed_otherwise_by_the_two_is_not_read():
+    script = read_script(BARE.format(launch="mpirun --map-by slot:OVERSUBSCRIBE "
+                                            "--host n1:2,n2:2 -np 6"))
+    assert any("is placed otherwise by Open MPI and hydra" in n for n in script.notes)
