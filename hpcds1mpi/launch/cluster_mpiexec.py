@@ -8,7 +8,8 @@ describes the target cluster, whose paths may exist only there (a compute-node m
 folder is on this machine and the file is missing or no executable, it is refused before the
 script is written, naming the file and the key (the job would stop at its launch line with
 exit 127: s41 tester B12); a folder that is not here cannot be looked in, so the job checks it
-and a note says so (s41 review F9: such a file was refused, though its script would run). A
+and a note says so (s41 review F9: such a file was refused, though its script would run), as
+for a bare name the job's PATH here does not find (s42: it was written unchecked). A
 sweep's launches (``sweep --command --cluster FILE``) run here, so they refuse any path that
 is no executable file here, before anything runs (:func:`unlaunchable_mpiexec`).
 """
@@ -67,6 +68,24 @@ def unseen_mpiexec(launcher, cluster) -> str:
             "site's launcher (`which mpiexec` on a node)")
 
 
+def unfound_mpiexec(launcher, cluster, path: str | None) -> str:
+    """The note on the cluster file's ``mpiexec`` given as a bare name that ``launcher``
+    writes where the job's PATH here (``path``; None: not known) finds no such command (s42:
+    it was written unchecked): the job may run on another machine, whose PATH may hold it, so
+    it is said as a path in a folder not here is (:func:`unseen_mpiexec`), not refused; ""
+    where it is found, is a path, or is not written."""
+    import shutil
+
+    mpiexec = getattr(cluster, "mpiexec", "") if cluster is not None else ""
+    if not mpiexec or "/" in mpiexec or path is None or shutil.which(mpiexec, path=path) \
+            or getattr(launcher, "name", "") == "srun" \
+            or getattr(launcher, "command", "") != mpiexec:
+        return ""
+    return (f"{_named(mpiexec, cluster)} is not found on the job's PATH on this machine: the "
+            f"job runs it as written; if the job stops at its launch line (exit 127), set "
+            f"mpiexec to the path of the site's launcher (`which {mpiexec}` on a node)")
+
+
 def _written(launcher, cluster) -> str:
     """The cluster file's ``mpiexec`` path that ``launcher`` writes into a script; "" for
     none, a bare name (the job's PATH finds it) or srun (which leaves it unused)."""
@@ -112,4 +131,5 @@ def _named(mpiexec: str, cluster) -> str:
     return f"{where}: mpiexec = {mpiexec!r} of cluster {cluster.name!r}"
 
 
-__all__ = ["ignored_mpiexec", "missing_mpiexec", "unlaunchable_mpiexec", "unseen_mpiexec"]
+__all__ = ["ignored_mpiexec", "missing_mpiexec", "unfound_mpiexec", "unlaunchable_mpiexec",
+           "unseen_mpiexec"]

@@ -248,15 +248,23 @@ def check_launch(program: list[str], launcher, cluster, hint: str = "",
     ``mpiexec`` path that is no executable file in a folder of this machine is refused, one
     whose folder is not here is said (:mod:`hpcds1mpi.launch.cluster_mpiexec`)."""
     from hpcds1mpi.launch.cluster_mpiexec import ignored_mpiexec, missing_mpiexec, \
-        unseen_mpiexec
+        unfound_mpiexec, unseen_mpiexec
+    from hpcds1mpi.launch.own_install import own_executable, runs_own_command
 
     if missing := missing_mpiexec(launcher, cluster):  # the job would exit 127 (s41 B12)
         raise ConfigError(missing)
     # A bare mpiexec is looked up on the PATH the job has: this one, after the cluster file's
     # preamble and modules as the module system here gives it (s36 tester M1); None: unknown.
     path, unknown = job_launch_path(cluster)
+    if runs_own_command(program) and (own := own_executable())[1]:
+        # the script puts this installation's bin first (own_install), so its hpcds1mpi (its
+        # mpi4py's MPI) is what the ranks run, though this PATH may not hold it (s42: Open
+        # MPI's mpirun by bare name was written for the kernels, which refuse to start so)
+        program = [own[0], *program[1:]]
+        path = os.pathsep.join((own[1], path)) if path is not None else None
     unchecked = unchecked_launcher(program, launcher, unknown) if path is None else ""
-    ignored = ignored_mpiexec(launcher, cluster) or unseen_mpiexec(launcher, cluster)
+    ignored = (ignored_mpiexec(launcher, cluster) or unseen_mpiexec(launcher, cluster)
+               or unfound_mpiexec(launcher, cluster, path))
     said = check_launch_path(program, launcher, cluster, hint, scheduler, path)
     return "; ".join(note for note in (said, unchecked, ignored) if note)
 

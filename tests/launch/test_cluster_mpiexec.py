@@ -112,3 +112,51 @@ def test_a_sweeps_cluster_file_mpiexec_that_is_no_executable_here_is_refused_fir
                            f"'lab' {why} on this machine, so the sweep can launch nothing with "
                            "it; set mpiexec to the path of an MPI launcher here"), line
     assert not out.exists() and not (tmp_path / "ran").exists()
+
+
+@pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
+def test_a_bare_mpiexec_name_on_no_path_is_written_with_a_note(tmp_path, scheduler):
+    """s42: a bare ``mpiexec = "NAME"`` on no PATH was written unchecked; the job may run on
+    another machine, so it is said as a path in a folder not here is, not refused."""
+    file = tmp_path / "lab.toml"
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec="mpirun-nowhere-s42"))
+    cluster = load_cluster(file)
+    note = check_launch(["./app"], for_script(scheduler, cluster), cluster, scheduler=scheduler)
+    assert (f"{file}: mpiexec = 'mpirun-nowhere-s42' of cluster 'lab' is not found on the "
+            "job's PATH on this machine: the job runs it as written; if the job stops at its "
+            "launch line (exit 127), set mpiexec to the path of the site's launcher (`which "
+            "mpirun-nowhere-s42` on a node)") in note, note
+    found = tmp_path / "c.toml"
+    found.write_text(CLUSTER.format(launcher="mpiexec", mpiexec="mpiexec"))  # on PATH: no note
+    here = load_cluster(found)
+    assert "not found on the job's PATH" not in check_launch(
+        ["./app"], for_script(scheduler, here), here, scheduler=scheduler)
+
+
+def test_open_mpis_mpirun_by_bare_name_for_the_kernels_is_refused(tmp_path, monkeypatch):
+    """s42: ``mpiexec = "mpirun.openmpi"`` for a kernel script (``hpcds1mpi run``) was
+    written without a word where this PATH does not hold hpcds1mpi (the script puts its bin
+    first), though ``hpcds1mpi run`` refuses to start under Open MPI (its mpi4py is MPICH's)."""
+    import shutil
+
+    from hpcds1mpi.launch.own_install import own_executable
+    from hpcds1mpi.launch.own_launcher import mpi4py_mpi
+
+    if not shutil.which("mpirun.openmpi") or not own_executable()[1] or \
+            mpi4py_mpi().family != "mpich":
+        pytest.skip("needs Open MPI's mpirun.openmpi and this Python's MPICH mpi4py")
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # hpcds1mpi on no PATH of the writer's
+    file = tmp_path / "lab.toml"
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec="mpirun.openmpi"))
+    cluster = load_cluster(file)
+    kernel = ["hpcds1mpi", "run", "stencil", "--size", "40"]
+    with pytest.raises(ConfigError) as err:
+        check_launch(kernel, for_script("slurm", cluster), cluster)
+    assert "hpcds1mpi is linked against the MPICH family" in str(err.value)
+    assert "the script's mpirun.openmpi (here /usr/bin/mpirun.openmpi" in str(err.value)
+    assert "\n" not in str(err.value)
+    said = check_launch(kernel, for_script("pbs", cluster), cluster, scheduler="pbs")
+    assert said.startswith("warning: hpcds1mpi is linked against the MPICH family"), said
+    file.write_text(CLUSTER.format(launcher="mpiexec", mpiexec="mpiexec"))  # the wheel's first
+    bare = load_cluster(file)
+    assert check_launch(kernel, for_script("slurm", bare), bare) == ""
