@@ -404,10 +404,11 @@ def srun_mpi(cluster_file: str | None, default: str = "pmi2") -> str:
 
 
 def launch_settings(cluster_file: str | None, partition: str | None = None) -> dict:
-    """The cluster file's local-launch settings: ``{"mpi", "mpiexec", "launcher_args"}``
-    (``pmi2``, "" and "" without a file), so a sweep launches as the site's scripts do."""
+    """The cluster file's local-launch settings: ``{"mpi", "mpiexec", "launcher_args",
+    "launcher"}`` (``pmi2``, "", "" and "" without a file), so a sweep launches as the site's
+    scripts do."""
     cluster = resolve_cluster(cluster_file, partition)
     if cluster is None:
-        return {"mpi": "pmi2", "mpiexec": "", "launcher_args": ""}
+        return {"mpi": "pmi2", "mpiexec": "", "launcher_args": "", "launcher": ""}
     return {"mpi": cluster.mpi or "pmi2", "mpiexec": cluster.mpiexec,
-            "launcher_args": cluster.launcher_args}
+            "launcher_args": cluster.launcher_args, "launcher": cluster.launcher}

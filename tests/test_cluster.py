@@ -177,8 +177,9 @@ def test_launch_settings_from_the_cluster_file(tmp_path):
     path.write_text(CLUSTER.format(site='mpi = "pmix"\nmpiexec = "/usr/bin/mpirun.openmpi"\n'
                                         'launcher_args = "--bind-to core"'))
     assert launch_settings(str(path)) == {"mpi": "pmix", "mpiexec": "/usr/bin/mpirun.openmpi",
-                                          "launcher_args": "--bind-to core"}
-    assert launch_settings(None) == {"mpi": "pmi2", "mpiexec": "", "launcher_args": ""}
+                                          "launcher_args": "--bind-to core", "launcher": ""}
+    assert launch_settings(None) == {"mpi": "pmi2", "mpiexec": "", "launcher_args": "",
+                                     "launcher": ""}
 
 
 @pytest.mark.parametrize("site, words", [

@@ -189,16 +189,23 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--out is required")
         from hpcds1mpi.launch import launchers
         from hpcds1mpi.launch.kernel_launcher_check import check_kernel_launcher
+        from hpcds1mpi.launch.preflight import LaunchChoice
         from hpcds1mpi.measure.supervise import supervise
 
         site_mpi = srun_mpi(cluster_file, default="")
         mpi = mpi_plugin if mpi_plugin is not None else site_mpi or "pmi2"
+        # s42: the cluster file's launcher and mpiexec, checked, as a --command sweep's
+        choice = LaunchChoice.of(launcher=launcher, mpi=mpi, cluster_file=cluster_file,
+                                 partition=partition)
+        if choice.said:
+            click.echo(f"note: {choice.said}", err=True)
         # s33 tester A9: the kernels' mpi4py under a plugin it cannot use had ended "exited 16"
-        check_kernel_launcher(launchers.local(launcher, mpi=mpi), f"--mpi {mpi}" if mpi_plugin
-                              is not None else f'mpi = "{mpi}" in the --cluster file' if site_mpi
-                              else "the default")
-        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out, launcher=launcher,
-                                   mpi=mpi))
+        check_kernel_launcher(launchers.local(choice.launcher, mpi=mpi, mpiexec=choice.mpiexec),
+                              f"--mpi {mpi}" if mpi_plugin is not None else
+                              f'mpi = "{mpi}" in the --cluster file' if site_mpi
+                              else "the default", mpiexec_from="mpiexec in the --cluster file")
+        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out,
+                                   launcher=choice.launcher, mpi=mpi, mpiexec=choice.mpiexec))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
     if out and not list_only:
@@ -251,6 +258,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition, program=split_command(program) or None)
+        if choice.said:
+            click.echo(f"note: {choice.said}", err=True)
         if plan.cap_note:  # --min-time alone lifted the cap (s38 tester B6)
             click.echo(f"note: {plan.cap_note}", err=True)
         if list_only:

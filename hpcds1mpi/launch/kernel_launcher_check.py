@@ -53,13 +53,17 @@ def _pmix_words(library: str, env: dict) -> bool | None:
     return mpich_speaks_pmix(library, names, unresolved="not found" in text)
 
 
-def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None) -> None:
+def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None,
+                          mpiexec_from: str = "") -> None:
     """Refuse a launcher that cannot start the kernels (this Python's mpi4py) as one job.
 
     Args:
         launch: the :class:`~hpcds1mpi.launch.launchers.Launcher` ``--launch`` would use.
         plugin_from: where srun's plugin came from, for the message (``"--mpi pmix"``,
             ``'mpi = "pmix" in the --cluster file'``, ``"the default"``).
+        mpiexec_from: the key that gave the mpiexec, which the fix names instead of
+            ``--mpiexec`` (which only a ``--command`` sweep takes): ``"mpiexec in the
+            --cluster file"``; "" for none.
 
     Raises:
         ConfigError: srun's ``--mpi`` cannot wire up this MPI (``none``; ``pmix`` for an MPICH
@@ -83,8 +87,10 @@ def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None) -> 
         try:
             mpi_family.check_launcher(program, launch.command, "", env)
         except LaunchError as exc:
-            raise ConfigError(f"{head}: {str(exc).replace('this program is', 'it is', 1)}"
-                              ) from None
+            said = str(exc).replace('this program is', 'it is', 1)
+            if mpiexec_from:  # s42: --launch takes no --mpiexec
+                said = said.replace("use its launcher: --mpiexec ", f"set {mpiexec_from} to ")
+            raise ConfigError(f"{head}: {said}") from None
         return
     plugin = getattr(launch, "mpi", "") or ""
     library = mpi4py_library(env=env)

@@ -36,12 +36,15 @@ class LaunchChoice:
     mpi: str = "pmi2"
     mpiexec: str | None = None
     args: tuple = field(default_factory=tuple)
+    #: a note on the cluster file's launch keys, where one goes unused ("": none)
+    said: str = ""
 
     @classmethod
     def of(cls, *, launcher=None, mpi="pmi2", mpiexec=None, launcher_args=None,
            cluster_file=None, partition=None, program=None) -> "LaunchChoice":
         """The choice from the command line, the cluster file's settings filling what the
-        command line leaves out. ``program``: the tokens of the program to launch, whose MPI's
+        command line leaves out (its ``launcher`` too: its ``mpiexec`` is used under
+        ``mpiexec`` / ``mpirun``, not under ``srun``; s42). ``program``: the tokens of the program to launch, whose MPI's
         launcher a refused ``mpiexec`` names (None: not known; s32 tester X1).
 
         Raises:
@@ -54,7 +57,14 @@ class LaunchChoice:
         site = launch_settings(cluster_file, partition)
         args = launchers.parse_args(launcher_args) if launcher_args is not None else \
             launchers.parse_args(site["launcher_args"], "the cluster file's launcher_args")
-        path = mpiexec or site["mpiexec"] or None
+        if launcher is None and not mpiexec and site["launcher"]:  # as its scripts launch
+            launcher = "srun" if site["launcher"] == "srun" else "mpiexec"  # (s42)
+        said = ""
+        if launcher == "srun" and site["mpiexec"] and not mpiexec:  # left unused, as in a script
+            said = (f"the cluster file's mpiexec = {site['mpiexec']!r} is not used: "
+                    + ('its launcher = "srun" launches' if site["launcher"] == "srun" else
+                       "--launcher srun launches") + " the ranks")
+        path = mpiexec or (site["mpiexec"] if launcher != "srun" else "") or None
         if path and not mpiexec:  # named with its file and cluster, as recommend names it
             from hpcds1mpi.cluster import resolve_cluster
             from hpcds1mpi.launch.cluster_mpiexec import unlaunchable_mpiexec
@@ -69,7 +79,8 @@ class LaunchChoice:
         if path and launcher == "srun":
             raise ConfigError("--mpiexec names an mpiexec/mpirun; it cannot be combined with "
                               "--launcher srun")
-        return cls(launcher or ("mpiexec" if path else None), mpi or site["mpi"], path, args)
+        return cls(launcher or ("mpiexec" if path else None), mpi or site["mpi"], path, args,
+                   said)
 
     def launcher_for(self, cores: int | None = None) -> launchers.Launcher:
         return launchers.local(self.launcher, mpi=self.mpi, mpiexec=self.mpiexec,

@@ -369,3 +369,54 @@ def test_a_failed_one_task_step_names_the_plugins_and_launcher_the_programs_mpi_
                                               r"srun: error: Invalid generic resource.*" + fix):
             _check(choice, Configuration(1, 1, 1), env=env, ranks=1,
                    program=[system_program(name)])
+
+
+SITE = """[clusters.lab]
+{keys}
+[clusters.lab.partitions.standard]
+cores_per_node = 2
+memory_gb = 25.3
+max_nodes = 1
+"""
+
+
+def test_a_cluster_files_launcher_chooses_the_sweeps_as_its_scripts(tmp_path):
+    """s42: a --command sweep used the file's mpiexec though its launcher = "srun" (its
+    scripts launch with srun, leaving mpiexec unused); now the file's launcher is the sweep's
+    where the command line names none, and an mpiexec it leaves unused is said."""
+    file = tmp_path / "lab.toml"
+    file.write_text(SITE.format(keys='launcher = "srun"\nmpiexec = "/usr/bin/mpirun.openmpi"'))
+    choice = preflight.LaunchChoice.of(cluster_file=str(file))
+    assert (choice.launcher, choice.mpiexec) == ("srun", None)
+    assert choice.said == ("the cluster file's mpiexec = '/usr/bin/mpirun.openmpi' is not "
+                           'used: its launcher = "srun" launches the ranks'), choice.said
+    given = preflight.LaunchChoice.of(cluster_file=str(file), mpiexec=mpiexec())
+    assert (given.launcher, given.mpiexec, given.said) == ("mpiexec", mpiexec(), "")
+    file.write_text(SITE.format(keys=f'launcher = "mpirun"\nmpiexec = "{mpiexec()}"'))
+    own = preflight.LaunchChoice.of(cluster_file=str(file))
+    assert (own.launcher, own.mpiexec, own.said) == ("mpiexec", mpiexec(), "")
+
+
+def test_sweep_launch_uses_and_checks_the_cluster_files_mpiexec(tmp_path):
+    """s42: ``sweep --launch N --cluster FILE`` neither used nor checked the file's mpiexec:
+    one that is not here, or Open MPI's for the kernels' MPICH mpi4py, is refused in one
+    line before anything launches, naming the file's key."""
+    file = tmp_path / "lab.toml"
+    out = tmp_path / "k.h5"
+    sweep = ["sweep", "--kernel", "stencil", "--sizes", "40", "--ranks-per-node", "2",
+             "--threads", "1", "--cluster", str(file), "--out", str(out), "--launch", "2",
+             "--no-progress"]
+    file.write_text(SITE.format(keys='launcher = "mpiexec"\nmpiexec = "/nonexistent-s42/mpirun"'))
+    proc = run_cli(sweep, timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    [line] = error_lines(proc.stderr)
+    assert f"{file}: mpiexec = '/nonexistent-s42/mpirun' of cluster 'lab' does not exist" in line
+    if os.path.exists("/usr/bin/mpirun.openmpi"):
+        file.write_text(SITE.format(keys='launcher = "mpiexec"\n'
+                                         'mpiexec = "/usr/bin/mpirun.openmpi"'))
+        proc = run_cli(sweep, timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        [line] = error_lines(proc.stderr)
+        assert "/usr/bin/mpirun.openmpi is Open MPI's launcher" in line, line
+        assert "set mpiexec in the --cluster file to " in line and "--mpiexec" not in line
+    assert not out.exists()
