@@ -21,6 +21,10 @@ from hpcds1mpi.launch.script_placeholders import (fits_command, program_at, size
 from hpcds1mpi.surrogates.levels import program_command_lines
 
 
+#: ``hpcds1mpi run``'s options that take no value (every other takes the next word).
+_RUN_FLAGS = frozenset({"--json", "-h", "--help"})
+
+
 class RecordedCommands(dict):
     """Workload label -> the command line most of its rows ran (``./app {size} 40``), with
     every command line the label's rows ran in :attr:`lines`; :meth:`line_for` picks the one a
@@ -78,19 +82,20 @@ def _lines_of(commands: dict[str, str]) -> dict[str, tuple[str, ...]]:
 
 def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, str]
                    ) -> str | None:
-    """The label the launched program is: its name, the name of a launched argument (``./wrap
-    ./stencil``, ``hpcds1mpi run stencil``), or the program of a recorded command line (its
-    name; an interpreter's program: ``python3 app.py``), any of a label's when its rows ran
-    several (:class:`RecordedCommands`)."""
+    """The label the launched program is: its name (an interpreter's program: ``python3
+    app.py``; the kernel of ``hpcds1mpi run stencil``), or the program of a recorded command
+    line by that name, any of a label's when its rows ran several (:class:`RecordedCommands`).
+    Only the program word names it: ``./wrap ./stencil`` runs ``wrap``, whatever it passes
+    ``./stencil`` to (s42: it was read as the kernel stencil)."""
     words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
-    words += _shell_command(words)  # `sh -c './grow 8000'`: its command's (s41 tester B3)
+    naming = _program_word(words)
     by_program: dict[str, list[tuple[str, str]]] = {}
     for label, lines in sorted(_lines_of(commands).items()):
         for command in lines:
             if tokens := split_command(command):
                 by_program.setdefault(stem(tokens[program_at(tokens)]), []).append(
                     (label, command))
-    for word in words:
+    for word in naming:
         if deck := _deck(word, words, launch):  # hpcds1mpi run --option (s40 B13)
             if deck in labels:
                 return deck
@@ -123,6 +128,25 @@ def _deck(word: str, words: list[str], launch: Launch) -> str | None:
                           f"options, so the job fails at once ({exc}); fix the --option as "
                           "hpcds1mpi run takes it (KEY=VALUE of the kernel's options, each "
                           "once)") from None
+
+
+def _program_word(words: list[str]) -> list[str]:
+    """The word that names a launched command's workload, in a list ([] for none): its program
+    as the command check finds it (past exec wrappers, launchers and an interpreter's options;
+    a shell's ``-c`` string read as its command, s41 tester B3), or for ``hpcds1mpi run KERNEL``
+    the kernel. No other argument names it."""
+    from hpcds1mpi.decide.unmeasured_command import program_in
+
+    words = _shell_command(words) or words
+    words = words[program_in(words):] if words else []
+    if not words or stem(words[0]) != "hpcds1mpi":
+        return words[:1]
+    if words[1:2] != ["run"]:
+        return []
+    k = 2
+    while k < len(words) and words[k].startswith("-"):  # each of run's options but its
+        k += 1 if "=" in words[k] or words[k] in _RUN_FLAGS else 2  # flags takes a value
+    return words[k:k + 1]
 
 
 def _shell_command(words: list[str]) -> list[str]:
@@ -272,7 +296,7 @@ def _say_unmeasured_decks(script: JobScript, labels: Sequence[str]) -> None:
     "matches no workload" without why (s41 tester D14)."""
     for launch in script.launches:
         words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
-        deck = next((d for w in words if (d := _deck(w, words, launch))), None)
+        deck = next((d for w in _program_word(words) if (d := _deck(w, words, launch))), None)
         if deck is not None and deck not in labels:
             script.note(f"line {launch.line} runs the kernel deck {deck!r} (hpcds1mpi run with "
                         "--option), which the model was never trained on: measure it with "

@@ -256,3 +256,24 @@ def test_the_workload_is_read_inside_a_shells_command_string():
                          "mpiexec -n 2 sh -o pipefail -c './grow 8000'\n")
     assert match_workload(script.launch, ["grow"], {"grow": "./grow {size}"}) == "grow"
     assert match_workload(script.launch, ["other"], {"other": "./other {size}"}) is None
+
+
+@pytest.mark.parametrize("line, label", [
+    ("srun ./wrap ./stencil 128", None),  # s42: read as the kernel stencil
+    ("srun ./wrap --kernel stencil", None),
+    ("srun ./myapp stencil", "myapp"),  # its program, not its argument
+    ("srun ./stencil 128", "stencil"),
+    ("srun env X=1 numactl -l ./stencil 128", "stencil"),  # known wrappers are stepped over
+    ("srun python3 -u stencil.py 128", "stencil"),  # an interpreter's program
+    ("srun hpcds1mpi run stencil --size 128", "stencil"),  # the kernel hpcds1mpi runs
+    ("srun hpcds1mpi run --size 128 --json stencil", "stencil"),
+    ("srun python3 -m hpcds1mpi run stencil", "stencil"),
+    ("srun hpcds1mpi sweep --kernel stencil", None),
+    ("srun sh -c './wrap ./stencil 128'", None),
+    ("srun sh -c 'env X=1 ./stencil 128'", "stencil")])
+def test_only_the_program_word_names_the_workload(line, label):
+    """s42: any word of the launch line named the workload, so `./wrap ./stencil` was advised
+    as the kernel stencil (its size asked for, its layout predicted), though the job runs the
+    user's wrapper; only the program word (as the launcher reader finds it) names it now."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
+    assert match_workload(script.launch, ["stencil", "myapp"], RecordedCommands({})) == label
