@@ -9,10 +9,10 @@ layouts get System 1's predictions (runtime, energy, the walltime to ask for), t
 :func:`hpcds1mpi.decide.recommend.recommend` and :func:`hpcds1mpi.decide.system1.score`.
 
 The recommended time limit covers one launch: a script that launches more than once (several
-launch lines, or one inside a loop) keeps its own ``--time``, and a note says so. Given the
-folder the job starts in (the CLI), a launcher of another MPI family than the program's is a
-warning; a launch line that runs other arguments than the measured command gets a note
-(:mod:`hpcds1mpi.decide.advise_launch`).
+launch lines, or one in a loop) or runs a program after it (:mod:`.work_after_launch`) keeps
+its own ``--time``, said in a note. Given the folder the job starts in (the CLI), a launcher
+of another MPI family than the program's is a warning; a launch line that runs other
+arguments than the measured command gets a note (:mod:`hpcds1mpi.decide.advise_launch`).
 
 The device and precision stay the script's: they are inside the user's program (its
 ``--device`` / ``--precision``, ``HPCDS1MPI_DEVICE`` / ``_PRECISION``; else the GPUs the job asks
@@ -47,6 +47,7 @@ from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_c
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import size_source as source_of_size
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
+from hpcds1mpi.decide.work_after_launch import AFTER_BASIS, work_after_note
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.job_script import JobScript
@@ -338,8 +339,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
     nodes, per_node, threads = script.layout(partition.cores_per_node)
-    shared_hosts = free_place_note(script, partition.cores_per_node)
-    if shared_hosts:
+    if shared_hosts := free_place_note(script, partition.cores_per_node):
         script.note(shared_hosts)
     precision, said = precision_of(script, launch)
     notes = list(script.notes) + launch_said
@@ -409,13 +409,13 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
     one_launch, basis = one_launch_limit(float(ch.scores.cols["runtime_hi"][row]),
                                          rec.wall_per_runtime, setup_s, setup_from, script.time_s)
-    repeats = repeats_note(script, one_launch)
-    if repeats:  # several launches: one launch's limit would kill the job
-        notes.append(repeats)
-        basis = "kept from the script: it launches more than once, see the note"
-    elif unmeasured:
-        basis = "kept from the script: it runs another command than the measured one"
-    keep_time = bool(repeats or unmeasured)  # either way the script's own limit is kept
+    repeats = repeats_note(script, one_launch)  # one launch's limit would kill the job (s42)
+    after = None if repeats or unmeasured else work_after_note(script, launch)
+    keep_time = bool(repeats or unmeasured or after)  # the script's own limit is then kept
+    basis = "kept from the script: " + ("it launches more than once, see the note" if repeats
+        else AFTER_BASIS if after else "it runs another command than the measured one") \
+        if keep_time else basis
+    notes += [n for n in (repeats, after) if n]
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
         cfg, rec.picked.label, script.time_s if keep_time else one_launch, walltime_basis=basis),
         ch.scores.cols)

@@ -252,6 +252,31 @@ def test_several_launch_lines_keep_the_scripts_time_limit(bundle, places):
     assert any("(lines 8, 9)" in n and "line 8 only" in n for n in a.notes), a.notes
 
 
+@pytest.mark.parametrize("after, line", [
+    ("python3 plot.py\n", 9),  # s42: a program on the next line had the limit cut
+    ("echo done\n./postprocess out.dat > post.log\n", 10),
+    ("; python3 plot.py", 8),  # after a kernel's launch on its own line
+    ("&& ./postprocess", 8)])
+def test_a_program_after_the_launch_keeps_the_scripts_time_limit(bundle, places, after, line):
+    """A job script that post-processes after its launch needs the time of both; the
+    recommended walltime covers the launch alone, so the script's --time is kept and said."""
+    text = ASKED.rstrip("\n") + " " + after if after[0] in ";&" else ASKED + after
+    a = run(text, bundle, places)
+    assert a.recommended.walltime_s == 1800 and read_script(a.rewritten).time_s == 1800
+    assert not any(c.line == 6 for c in a.changes)  # the --time line
+    said = [n for n in a.notes if "after" in n and "keeps its --time (00:30:00)" in n]
+    assert len(said) == 1 and said[0].startswith(f"line {line} runs `"), a.notes
+    assert a.recommended.walltime_basis == ("kept from the script: it runs a program after the "
+                                            "launch, see the note")
+
+
+def test_set_up_and_copying_after_the_launch_still_get_one_launchs_limit(bundle, places):
+    cheap = ASKED + "echo done\ncp out.dat $HOME/\ntar czf out.tgz out\nexit 0\n"
+    a, once = run(cheap, bundle, places), run(ASKED, bundle, places)
+    assert a.recommended.walltime_s == once.recommended.walltime_s < 1800
+    assert not any("after" in n and "keeps its --time" in n for n in a.notes)
+
+
 def test_a_launcher_of_another_mpi_family_is_a_warning(bundle, places, tmp_path):
     from tests.helpers import system_program
 

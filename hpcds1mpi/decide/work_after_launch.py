@@ -1,0 +1,173 @@
+"""Work a job script does after its launch: the job's time limit must cover it too.
+
+A recommended walltime covers one launch of the measured program. A script that runs a program
+after it — on a later line (``python3 plot.py``, ``./postprocess``, ``gnuplot run.gp``) or after
+``;`` / ``&&`` / ``|`` on the launch's own line — needs that program's time as well, which the
+model never measured, so ``advise`` keeps the script's own time limit and says so in one line
+naming the line and the command (:func:`work_after_note`; s42: only a second launch line, or
+another command than a program's measured one, kept it).
+
+What costs next to nothing is no work: comments, assignments, control words, set-up and output
+handling — :data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS` (``echo``, ``cd``,
+``module``, ``export``, ``cp``, ``mv``, ``wait``, ``exit``, ...) and :data:`CHEAP` (``tar``,
+``gzip``, ``grep``, ``seff``, ...). ``sleep``, ``source`` / ``.`` and ``eval`` are work: they
+take time, or run commands not read here. Any other program is work, a name not known here
+included: a limit kept that need not be costs queue time, one cut that should not be kills the
+job. A later launch line is the launches-more-than-once note's
+(:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+#: Commands after a launch that cost next to nothing, beside the set-up commands: archiving
+#: and copying results, reading logs, asking the scheduler about the job.
+CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
+                   "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
+                   "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
+                   "readlink", "printenv", "stat", "find", "tee"})
+#: Set-up commands that take time or run commands not read here: work after a launch.
+TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
+#: Words before a command that open or continue a structure (the command follows them).
+_CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do", "done",
+                      "esac", "{", "}", "(", ")", "!", "exec", "command", "builtin"})
+#: Words whose simple command names no program (``for i in 1 2``: ``i`` is none).
+_NO_PROGRAM = frozenset({"for", "select", "case", "function"})
+#: The heredoc operator and its delimiter, as the script reader finds it.
+_HEREDOC_RE = re.compile(r"(?<!<)<<(?!<)(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?")
+#: A redirection operator whose file is the next word (``>``, ``2>>``, ``<<``).
+_BARE_REDIRECT_RE = re.compile(r"(\d*|&)(>>?|<|<<-?|<<<)")
+#: The most characters of a command shown.
+_SHOWN = 60
+
+
+def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
+    """(line number, the command as written, cut to 60 characters) of the first program that
+    ``script`` runs after ``launch`` and that is work (see the module's text); None where it
+    runs none."""
+    found = _first_work([list(launch.then)])
+    if found:
+        return launch.line, found
+    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    for number, text in _lines_after(script.text, launch.line, launch.last_line):
+        if number in launch_lines:
+            continue
+        found = _first_work(_commands(text))
+        if found:
+            return number, found
+    return None
+
+
+def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
+    """The one line for a script that runs work after ``launch``: its time limit is kept;
+    None where it runs none."""
+    found = work_after(script, launch) if launch is not None else None
+    if found is None:
+        return None
+    from hpcds1mpi.launch.directives import format_time_limit
+
+    number, command = found
+    limit = "--time" if script.scheduler == "slurm" else "walltime"
+    kept = f"its {limit} ({format_time_limit(script.time_s, script.scheduler)})" \
+        if script.time_s else "its time limit as it is (none set: the partition's default)"
+    where = "its launch" if number == launch.line else f"the launch on line {launch.line}"
+    return (f"line {number} runs `{command}` after {where}: the recommended walltime covers "
+            f"the launch alone, so --rewrite keeps {kept}; check it covers both")
+
+
+def _lines_after(text: str, first: int, last: int):
+    """(line number, text) of each shell line after line ``last``, ``\\``-continued lines
+    joined, here-document bodies (one opened on lines ``first``..``last`` included) skipped,
+    comments cut."""
+    from hpcds1mpi.launch.shell_words import comment_start
+
+    lines = text.split("\n")
+    heredoc, k = None, first - 1
+    while k < len(lines):
+        number, line = k + 1, lines[k].rstrip("\r")
+        k += 1
+        if heredoc is not None:
+            if (line.lstrip("\t") if heredoc[1] else line) == heredoc[0]:
+                heredoc = None
+            continue
+        while line.endswith("\\") and k < len(lines):
+            line, k = line[:-1] + " " + lines[k].rstrip("\r"), k + 1
+        line = line[:comment_start(line, anywhere=False)] if "#" in line else line
+        if m := "<<" in line and _HEREDOC_RE.search(line):
+            heredoc = (m.group(2), bool(m.group(1)))
+        if number > last and line.strip():
+            yield number, line
+
+
+def _commands(text: str) -> list[list[str]]:
+    """The simple commands of a line (its words, split where sh splits them); one
+    unsplittable (an unbalanced quote) is one command of its words as they stand."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.shell_words import words
+
+    try:
+        return [[w.text if w.text else w.raw for w in words(text, shell=True)]]
+    except ConfigError:
+        return [text.split()]
+
+
+def _first_work(commands: list[list[str]]) -> str:
+    """The first simple command among ``commands`` (each a line's words, separators among
+    them) that is work, as written on one line; ""."""
+    from hpcds1mpi.launch.script_options import REDIRECT_RE, SHELL_STOP
+
+    for tokens in commands:
+        command: list[str] = []
+        for word in [*tokens, ";"]:
+            if word not in SHELL_STOP and word != ";;":
+                command.append(word)
+                continue
+            words = _without_redirections(command, REDIRECT_RE)
+            at = _work_at(words)
+            if at is not None:
+                shown = " ".join(words[at:])
+                return shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
+            command = []
+    return ""
+
+
+def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]:
+    """A simple command's words without its redirections (``> log``, ``2>&1``, ``<in``)."""
+    out, target = [], False
+    for word in command:
+        if target:
+            target = False
+        elif redirect.match(word):
+            target = bool(_BARE_REDIRECT_RE.fullmatch(word))  # its file is the next word
+        else:
+            out.append(word)
+    return out
+
+
+def _work_at(words: list[str]) -> int | None:
+    """Where the command that a simple command's ``words`` run starts (past control words and
+    assignments), if it runs a program that takes time; None where it does not."""
+    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, program_index
+    from hpcds1mpi.launch.wrapper_program import SETUP_COMMANDS
+
+    k = 0
+    while k < len(words) and (words[k] in _CONTROL or ASSIGNMENT.match(words[k])
+                              or words[k].endswith(")")):  # a case pattern, `f()`
+        k += 1
+    if k == len(words) or words[k] in _NO_PROGRAM:
+        return None
+    program = words[k:][program_index(words[k:]):]  # past `env X=1`, `nice -n 5`, `time -p`
+    name = os.path.basename(program[0]) if program else ""
+    if not name or (name not in TAKE_TIME and (name in SETUP_COMMANDS or name in CHEAP)):
+        return None
+    return k
+
+
+#: How the recommended side's walltime was set where work after the launch keeps it.
+AFTER_BASIS = "it runs a program after the launch, see the note"

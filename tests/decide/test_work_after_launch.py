@@ -1,0 +1,73 @@
+"""Work a job script does after its launch keeps its time limit; set-up and output handling
+do not (s42: a program on the line after the launch had the limit cut to one launch's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.decide.work_after_launch import work_after, work_after_note
+from hpcds1mpi.launch.script_reading import read_script
+
+HEAD = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n#SBATCH --time=00:30:00\n"
+LAUNCH = "mpirun -np 4 ./prog 128"
+
+
+def _after(body: str, launch: str = LAUNCH):
+    script = read_script(f"{HEAD}{launch}\n{body}")
+    return work_after(script, script.launch)
+
+
+@pytest.mark.parametrize("body, found", [
+    ("./postprocess out.dat\n", (6, "./postprocess out.dat")),
+    ("python3 plot.py\n", (6, "python3 plot.py")),
+    ("echo done\n\n# plot it\npython3 plot.py > plot.log 2>&1\n", (9, "python3 plot.py")),
+    ("cd results && gnuplot run.gp\n", (6, "gnuplot run.gp")),
+    ("time ./postprocess\n", (6, "time ./postprocess")),  # an exec wrapper's program
+    ("env X=1 Rscript stats.R\n", (6, "env X=1 Rscript stats.R")),
+    ("if [ -f out.dat ]; then\n  python3 plot.py\nfi\n", (7, "python3 plot.py")),
+    ("sleep 600\n", (6, "sleep 600")),  # takes time
+    ("source post.sh\n", (6, "source post.sh")),  # runs commands not read here
+    ("$POST out.dat\n", (6, "$POST out.dat")),  # a program not known here is work
+])
+def test_a_program_after_the_launch_is_found_with_its_line(body, found):
+    assert _after(body) == found
+
+
+@pytest.mark.parametrize("body", [
+    "",
+    "echo done\nexit 0\n",
+    "# python3 plot.py\n",  # a comment
+    "wait\nRESULT=out.dat\nexport OMP_NUM_THREADS=1\ncd $HOME\nmodule purge\n",
+    "cp out.dat $HOME/\nmv log old.log\ntar czf out.tgz out/\nrm -rf tmp\nmkdir -p done\n",
+    "seff $SLURM_JOB_ID\ndate\nhostname\n",
+    "if [ $? -ne 0 ]; then echo failed; exit 1; fi\n",
+    "for f in *.dat; do gzip $f; done\n",
+    "cat > post.in <<EOF\npython3 plot.py\n./postprocess\nEOF\n",  # a here-document's body
+])
+def test_set_up_and_output_handling_after_the_launch_are_no_work(body):
+    assert _after(body) is None
+
+
+def test_a_here_document_fed_to_the_launch_is_no_command():
+    assert _after("python3 plot.py\n./postprocess\nEND\necho done\n",
+                  LAUNCH + " <<END") is None
+
+
+@pytest.mark.parametrize("launch, found", [
+    (LAUNCH + " ; python3 plot.py", "python3 plot.py"),
+    (LAUNCH + " && ./postprocess", "./postprocess"),
+    (LAUNCH + " | ./filter > out", "./filter"),
+    (LAUNCH + " 2>&1 | tee run.log", None),  # output handling
+    (LAUNCH + " || echo failed", None),
+])
+def test_work_on_the_launchs_own_line_is_found(launch, found):
+    assert _after("", launch) == ((5, found) if found else None)
+
+
+def test_the_note_names_the_line_the_command_and_the_kept_limit():
+    script = read_script(f"{HEAD}{LAUNCH}\npython3 plot.py\n")
+    note = work_after_note(script, script.launch)
+    assert note == ("line 6 runs `python3 plot.py` after the launch on line 5: the recommended "
+                    "walltime covers the launch alone, so --rewrite keeps its --time "
+                    "(00:30:00); check it covers both")
+    assert work_after_note(script, None) is None
