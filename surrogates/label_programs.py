@@ -57,9 +57,14 @@ def program_identity(line: str) -> tuple[str, tuple[str, ...]] | None:
     return os.path.basename(program), tuple(sorted(inputs))
 
 
-def two_programs(levels: dict[str, "MeasuredLevels"]) -> str | None:
+#: What to do about a label's two programs before training (a merge says its own: ``fix``).
+TRAIN_FIX = "sweep each with its own --label (--label NAME) and train on those files"
+
+
+def two_programs(levels: dict[str, "MeasuredLevels"], fix: str = TRAIN_FIX) -> str | None:
     """The one-line refusal of the first program label whose command lines run two programs
-    or one program with other input files; None where every label runs one."""
+    or one program with other input files, ending in ``fix``; None where every label runs
+    one."""
     for name, lv in sorted(levels.items()):
         if not (lv.external and lv.command and lv.other_commands):
             continue
@@ -75,7 +80,7 @@ def two_programs(levels: dict[str, "MeasuredLevels"]) -> str | None:
                        f"{' '.join(second[1]) or 'none'}")
             return (f"the runs of workload {name!r} ran {lv.command!r} and {other!r} under one "
                     f"--label ({why}): a model would learn one runtime for two computations; "
-                    "sweep each with its own --label (--label NAME) and train on those files")
+                    f"{fix}")
     return None
 
 
@@ -99,9 +104,10 @@ def folder_files(line: str, folder: str) -> tuple[str, ...]:
                          if not os.path.isabs(p)}))
 
 
-def two_folders(frame) -> str | None:
+def two_folders(frame, fix: str = TRAIN_FIX) -> str | None:
     """The one-line refusal of the first program label whose rows, swept from two folders
-    (their ``swept_in``), read other files there (:func:`folder_files`); None where none."""
+    (their ``swept_in``), read other files there (:func:`folder_files`), ending in ``fix``;
+    None where none."""
     import json
 
     from .program_command import commands_of
@@ -128,8 +134,7 @@ def two_folders(frame) -> str | None:
                 return (f"the runs of workload {name!r} ran {c1!r} in {f1} and {c2!r} in {f2}"
                         f" under one label (two programs: {' '.join(one)} and "
                         f"{' '.join(two)}): a model would learn one runtime for two "
-                        "computations; sweep each with its own --label (--label NAME) and "
-                        "train on those files")
+                        f"computations; {fix}")
     return None
 
 

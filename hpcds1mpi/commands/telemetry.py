@@ -298,7 +298,7 @@ def merge(sources, out, force) -> None:
     # as recommend -o and export refuse one (s34 tester U7)
     check_replace(written_path(out, "merged telemetry"), ours=lambda p: True, force=force,
                   what="merged telemetry", option="--out")
-    counts = telemetry.merge(list(sources), out)
+    counts = telemetry.merge(list(sources), out, check=_two_programs)
     click.echo(f"{printable(out)}: {counts['rows']} runs ({counts['added']} added, "
                f"{counts['replaced']} replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
@@ -311,6 +311,20 @@ def merge(sources, out, force) -> None:
 
     for line in untold_twins(telemetry.load(out).machines):  # s38 tester K2
         click.echo(f"note: {line}", err=True)
+
+
+def _two_programs(runs: list[dict]) -> str | None:
+    """The one-line refusal of merged runs holding two programs under one label, which train
+    would refuse (:mod:`hpcds1mpi.surrogates.label_programs`; s42: the merge wrote them)."""
+    import pandas as pd
+
+    from hpcds1mpi.surrogates.label_programs import two_folders, two_programs
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    fix = ("merge each program's files into its own --out, or sweep one again with its own "
+           "--label (--label NAME); nothing was written")
+    frame = pd.DataFrame(runs)
+    return two_programs(levels_from_frame(frame), fix) or two_folders(frame, fix)
 
 
 def _launcher_words(counts: dict) -> str:

@@ -575,3 +575,40 @@ def test_show_counts_and_lists_a_kernels_option_runs_as_the_workload_train_reads
         main(["telemetry", "show", str(path)])
     out = capsys.readouterr().out
     assert "stencil+sweeps.100" in out and out.count("stencil+sweeps.100") == 2  # count, row
+
+
+def test_merge_refuses_two_programs_under_one_label_and_writes_nothing(tmp_path, capsys):
+    """s42: merge wrote Meep's and NEURON's runs under one label into one file without a word,
+    which train of that file then refused; merge now refuses them up front in one line
+    naming the label, both programs and what to do, and leaves --out as it was."""
+    import hashlib
+
+    from hpcds1mpi.cli import main
+    from tests.commands.test_learn import program_runs
+
+    def runs(command, sizes, tag):
+        frame = program_runs(command, sizes)
+        frame["run_id"] = tag + frame["run_id"].astype(str)  # two sweeps: other runs
+        return frame.to_dict("records")
+
+    a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
+    telemetry.append(a, runs("./meep res={size} wg.ctl", (32, 48, 64), "a-"))
+    telemetry.append(b, runs("./nrniv ncell={size} ring.hoc", (64, 96), "b-"))
+    for target in (out, a):  # a new --out is not created; an existing one is left as it was
+        before = hashlib.sha256(target.read_bytes()).hexdigest() if target.exists() else None
+        with pytest.raises(SystemExit) as exit_info:
+            main(["telemetry", "merge", str(a), str(b), "--out", str(target)])
+        assert exit_info.value.code == 2
+        [line] = capsys.readouterr().err.strip().splitlines()
+        assert line == (
+            "hpcds1mpi: error: the runs of workload 'myapp' ran './meep res={size} wg.ctl' and "
+            "'./nrniv ncell={size} ring.hoc' under one --label (the programs meep and nrniv): a "
+            "model would learn one runtime for two computations; merge each program's files "
+            "into its own --out, or sweep one again with its own --label (--label NAME); "
+            "nothing was written")
+        after = hashlib.sha256(target.read_bytes()).hexdigest() if target.exists() else None
+        assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.h5", "b.h5"]  # no side files
+    with pytest.raises(SystemExit) as exit_info:  # one program's files still merge
+        main(["telemetry", "merge", str(a), "--out", str(out)])
+    assert exit_info.value.code in (0, None) and "36 runs (36 added" in capsys.readouterr().out

@@ -6,6 +6,7 @@ import math
 import os
 import time
 from pathlib import Path
+from typing import Callable
 
 from .adopted_ids import renamed_ids
 from .journal import load
@@ -17,7 +18,8 @@ from .snapshot_write import storable
 from .writer import TelemetryWriter
 
 
-def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
+def merge(sources: list[str | os.PathLike], out: str | os.PathLike,
+          check: Callable[[list[dict]], str | None] | None = None) -> dict:
     """Merge telemetry shards into ``out`` (created, or extended), idempotently.
 
     Rows are keyed by ``(machine_id, run_id)``; a key present twice keeps the finished record
@@ -30,6 +32,10 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     A record that no rule prefers (same status weight, same ``finished_at``) but whose values
     differ is a conflict: the record met first stays (``out``'s own, then the sources in the
     order given), and it is counted apart from the identical ones "already there".
+
+    ``check`` is given the merged runs (row dicts) before anything is written: a line it
+    returns refuses the merge (the command's: one label's two programs, which train refuses,
+    s42), and nothing changes.
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "conflicts": n, "conflict": example,
@@ -47,12 +53,13 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
     # and lock left behind: now the writer unwinds, changes nothing, one line, exit 1 (s33 C7)
     catch_sigterm(out, "merged telemetry", "nothing was changed, rerun the merge")
     try:
-        return _merge(sources, out)
+        return _merge(sources, out, check)
     finally:
         uncatch_sigterm()
 
 
-def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
+def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
+           check: Callable[[list[dict]], str | None] | None) -> dict:
     import pandas as pd
 
     from hpcds1mpi.errors import TelemetryError
@@ -132,6 +139,8 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike) -> dict:
                                          "merged_at": time.time()})
             for key, n in shard.attempts.items():
                 store.attempts[key] = max(store.attempts.get(key, 0), n)
+        if check is not None and (refused := check(list(store.runs.values()))):
+            raise TelemetryError(refused)  # the writer unwinds: nothing written
         shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
     _keep_shared_mode(out, before)
     counts["rows"] = len(load(out).runs)
