@@ -115,13 +115,17 @@ _BEFORE = {end: f"{end}_median" for end in _ENDS}
 _COVERED = {end: f"{end}_covered" for end in _ENDS}
 
 
-def cover_repeats(cols: dict) -> None:
+def cover_repeats(cols: dict, shown_rules=()) -> None:
     """Widen, in place, each candidate's runtime interval to hold its :data:`FASTEST` and
     :data:`SLOWEST` repeat at the size asked (where it has them), and its energy ends by the
     same factor: the held-to-measured interval was the runs' medians and at most +-50 % of
     the median, so a run whose repeats scattered 0.70-2.30 s around 1.45 s read 0.72-2.17 s
-    (s40 tester C1). Call after :func:`add_repeat_columns`. The ends before and after are
-    kept for :func:`median_interval`."""
+    (s40 tester C1). Call after :func:`add_repeat_columns`, last of the interval rules.
+
+    ``shown_rules``: the rules that hold a row's interval to other rows' (``f(cols)``, in
+    place), run again on the widened interval, so a never-measured layout is shown no surer
+    than a measured one as shown (s42 review R2). The ends before the widening and after
+    these rules are kept for :func:`median_interval`."""
     fastest, slowest = (np.asarray(cols[c], dtype=float) for c in (FASTEST, SLOWEST))
     lo, hi = (np.asarray(cols[c], dtype=float) for c in ("runtime_lo", "runtime_hi"))
     for end in _ENDS:
@@ -137,6 +141,8 @@ def cover_repeats(cols: dict) -> None:
         energy[rows] *= to[rows] / runtime[rows]
         runtime[rows] = to[rows]
         cols[f"runtime_{end}"], cols[f"energy_{end}"] = runtime, energy
+    for rule in shown_rules:
+        rule(cols)
     for end in _ENDS:
         cols[_COVERED[end]] = np.array(cols[end], dtype=float)
 
@@ -148,7 +154,8 @@ def median_interval(cols: dict, quantity: str) -> tuple[np.ndarray, np.ndarray]:
     measures it; ``decide/run_scatter`` shows it): carried into the median's interval at the
     edge size they had made every fft size-32 configuration of the race as unsure as a single
     run and reordered System 2's tries (72/72 -> 71/72 within 5 %). An end a later step moved
-    past the cover is kept as it is now; one the cover set is the end before it."""
+    past the cover is kept as it is now; one the cover (or a shown rule after it) set is the
+    end before it; NaN where it is NaN now."""
     lo, hi = (np.asarray(cols[f"{quantity}_{end}"], dtype=float) for end in ("lo", "hi"))
     if _BEFORE[f"{quantity}_lo"] not in cols:
         return lo, hi
@@ -158,7 +165,7 @@ def median_interval(cols: dict, quantity: str) -> tuple[np.ndarray, np.ndarray]:
     with np.errstate(invalid="ignore"):  # NaN compares False: the end as it is now
         m_lo = np.where(lo < c_lo, lo, np.fmax(b_lo, lo))
         m_hi = np.where(hi > c_hi, hi, np.fmin(b_hi, hi))
-    return m_lo, m_hi
+    return np.where(np.isnan(lo), lo, m_lo), np.where(np.isnan(hi), hi, m_hi)
 
 
 __all__ = ["COLUMNS", "FASTEST", "FAST_RATIO", "RepeatSpread", "SLOWEST", "SLOW_RATIO",

@@ -99,7 +99,10 @@ def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
                  steepest: float) -> None:
     """Widen, in place, the runtime and the energy interval of each candidate of ``cols``
     (System 1's columns at ``size``) found in ``edge_cols`` (the same grid scored at
-    ``edge``): its relative width on each side at least the edge's, and, for a candidate not
+    ``edge``): its relative width on each side at least the edge's median interval (without
+    the edge runs' own repeats, which are one run's scatter, shown apart beyond the edge as the
+    single-run band: :func:`~hpcds1mpi.surrogates.repeat_spread.median_interval`; the
+    confidence is still no higher than the edge's as shown), and, for a candidate not
     held to a measured edge run of its own (no
     :data:`~hpcds1mpi.surrogates.neighbour_beyond.EDGE_SIZE`), its open end at least the
     edge's grown along ``steepest`` (above the sizes the upper end, below them the lower; the

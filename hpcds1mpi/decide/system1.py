@@ -187,10 +187,11 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)
     at_edge = _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                            measured, cols)
-    # Last: a measured candidate's shown interval holds its own repeats (s40 tester C1); every
-    # rule above, System 2 and the edge read the median's interval (repeat_spread's
-    # median_interval): one run's scatter is not the median's uncertainty.
-    cover_repeats(cols)
+    # Last: a measured candidate's shown interval holds its own repeats (s40 tester C1), and a
+    # never-measured one is shown no surer (s42 review R2); the rules above, System 2 and the
+    # edge read the median's interval (repeat_spread.median_interval): one run's scatter is
+    # not the median's uncertainty.
+    cover_repeats(cols, (widen_unmeasured, no_unproven_speedup))
     floor_energy(cols, partitions)
     declared = None if levels is not None and levels.external else declared_need_mb(
         workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],

@@ -206,3 +206,17 @@ def test_one_runs_repeats_at_the_edge_are_not_carried_beyond_it():
     for size in (16500, 24000):
         beyond, plain = _choose(size, bundle=GrowRepeats()), _choose(size)
         assert _relative(beyond) == pytest.approx(_relative(plain)), size
+
+
+def test_a_never_measured_layout_is_shown_no_surer_than_a_measured_one_as_shown():
+    """The repeat widening comes last; the rules holding a never-measured row to the measured
+    ones run again on the shown interval (s42 review R2: 1x1x2 read 0.20-1.15x of its point
+    where the measured 1x1x1 read 0.10-5.00x)."""
+    from hpcds1mpi.decide.scores import UNMEASURED
+
+    cols = s1.score(GrowRepeats(), "grow", 16000, [CPU], ONE_NODE).cols
+    unmeasured = np.asarray(cols[UNMEASURED], bool)
+    assert unmeasured.any() and (~unmeasured).any()
+    rel_lo, rel_hi = cols["runtime_lo"] / cols["runtime_s"], cols["runtime_hi"] / cols["runtime_s"]
+    assert rel_lo[unmeasured].max() <= rel_lo[~unmeasured].min() + 1e-9
+    assert rel_hi[unmeasured].min() >= rel_hi[~unmeasured].max() - 1e-9
