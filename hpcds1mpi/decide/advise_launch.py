@@ -45,6 +45,7 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
     ``launch``'s arguments against its measured ``command``."""
     warnings: list[str] = []
     notes: list[str] = []
+    measured = None
     if job_folder is not None:
         from hpcds1mpi.launch.measured_program import other_program
         from hpcds1mpi.launch.script_mpi_check import launch_checks
@@ -52,8 +53,17 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         from hpcds1mpi.launch.rank_proof import script_copies
 
         other = other_program(script, launch, command, job_folder)
+        from hpcds1mpi.launch.recorded_mpi import recorded_mpi
+        from hpcds1mpi.launch.unchecked_launch import unread_launch
+
+        # the MPI its sweep ran it with, where its file does not tell (s42 tester E4)
+        measured = None if launch is None or command is None or other else (
+            launch.line, recorded_mpi(getattr(command, "launched_with", None)))
         warnings, notes = launch_checks(script, job_folder, skip=frozenset(
-            [launch.line] if other else []))
+            [launch.line] if other else []), measured=measured)
+        if measured is not None and (unread := unread_launch(script, launch, job_folder, None,
+                                                              measured[1])):
+            notes.append(unread)  # neither its file nor the model tells its MPI
         # the sweep's rank proof: ranks of a program that links no MPI (s35 tester A2)
         copies = None if other else script_copies(script, launch, job_folder)
         warnings = ([other] if other else []) + ([copies] if copies else []) + warnings
@@ -69,19 +79,21 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
                         "what the program needs with `env NAME=VALUE` instead")
     if job_folder is not None and launch is not None and not other:
         # (s32 review: not where the ranks run another program, whose MPI went unchecked)
-        notes += srun_rewrite_notes(script, launch, job_folder)
+        notes += srun_rewrite_notes(script, launch, job_folder, measured[1] if measured else None)
     differs = argument_note(launch, command)
     return warnings, notes + ([differs] if differs else [])
 
 
-def srun_rewrite_notes(script: "JobScript", launch: "Launch", job_folder: str) -> list[str]:
+def srun_rewrite_notes(script: "JobScript", launch: "Launch", job_folder: str,
+                       recorded=None) -> list[str]:
     """What ``--rewrite`` does about an ``srun`` plugin that cannot start the program
     (:func:`~hpcds1mpi.launch.script_mpi_check.srun_fix`): it gives srun the plugin that can,
     kept on ``script.srun_mpi_fix`` for the rewrite, and says so; where none is known, that
-    the rewritten job will fail as this one would (s32 tester U5)."""
+    the rewritten job will fail as this one would (s32 tester U5). ``recorded``: the MPI the
+    model's sweep ran the program with (:mod:`~hpcds1mpi.launch.recorded_mpi`)."""
     from hpcds1mpi.launch.script_mpi_check import srun_fix
 
-    found = srun_fix(script, launch, job_folder)
+    found = srun_fix(script, launch, job_folder, recorded=recorded)
     if found is None:
         return []
     script.srun_mpi_fix = found[0]  # read by script_rewrite._srun_mpi

@@ -47,12 +47,17 @@ class MeasuredCommand(str):
     which the line itself does not say where it names the program by a bare word."""
 
     program_file: str | None = None
+    #: how its sweep launched it (the bundle's ``launched_with``; None: not one launcher
+    #: recorded), whose MPI advise takes where the program's file does not tell
+    #: (:mod:`~hpcds1mpi.launch.recorded_mpi`)
+    launched_with: dict | None = None
 
 
 def measured_command(command: str, launch: dict | None) -> MeasuredCommand:
     """``command`` with :attr:`~MeasuredCommand.program_file` read by :func:`measured_file`."""
     out = MeasuredCommand(command)
     out.program_file = measured_file(command, launch)
+    out.launched_with = launch if isinstance(launch, dict) else None
     return out
 
 

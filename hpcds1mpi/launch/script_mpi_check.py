@@ -30,10 +30,12 @@ from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES
 from hpcds1mpi.launch.pmix_support import (mpich_speaks_pmix, openmpi_slurm_pmi,
                                           openmpi_without_pmix)
 from hpcds1mpi.launch.program_file_mpi import file_mpi, program_word
+from hpcds1mpi.launch.recorded_mpi import taken_mpi
 from hpcds1mpi.launch.script_folder import launch_folder, unknown_move
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
+    from hpcds1mpi.launch.recorded_mpi import RecordedMPI
 
 #: Lines that change the job's environment (which mpirun / libraries it finds); the folder's
 #: moves are :mod:`~hpcds1mpi.launch.script_folder`'s.
@@ -115,7 +117,8 @@ def ranks_program(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
 
 
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
-                 seen: set | None = None) -> tuple[str, str] | None:
+                 seen: set | None = None, recorded: "RecordedMPI | None" = None
+                 ) -> tuple[str, str] | None:
     """("warning", line) when ``launch`` starts a program of one MPI family with an
     ``mpirun`` / ``mpiexec`` of the other (it would start independent 1-rank copies, or abort
     in ``MPI_Init``), naming a launcher that fits; ("note", line) when either was found on
@@ -133,8 +136,8 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     ``source``, ``spack``, ``conda``, ``PATH=``) that is the PATH advise sees, and the note
     says so (the job may find another); a relative program is read in ``cwd`` (where the job
     is submitted from), or ``--chdir``, unless the script ``cd``s elsewhere first. ``srun``,
-    ``aprun`` and ``ibrun`` are left alone.
-    """
+    ``aprun`` and ``ibrun`` are left alone. ``recorded``: the MPI the model's sweep ran it
+    with (:mod:`~hpcds1mpi.launch.recorded_mpi`), taken where its file does not tell."""
     if launch.kind != "mpi":
         return None
     env = os.environ if env is None else env
@@ -165,10 +168,13 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         seen.add((program, launcher))
     read = file_mpi(program, env)
     want, evidence, have = read.family, read.evidence, launcher_file_family(launcher)
+    library = _mpi_library(read.elf, want) if read.elf and want else None
+    if taken := taken_mpi(read, recorded):  # s42 tester E4: a wrapper whose MPI is unread
+        want, evidence, library = taken.family, taken.evidence, taken.library
     if want is None:
         return None
     # s35 tester I6: the launcher beside the libmpi it loads, as the sweep names it
-    own = installation_launcher(_mpi_library(read.elf, want) if read.elf else None, want)
+    own = taken.launcher if taken else installation_launcher(library, want)
     others = [own] if own else fitting_launchers(want, path_var)
     hint = f"launch it with {others[0]}" if others else \
         f"launch it with {FAMILY_NAMES[want]}'s mpiexec"
@@ -248,7 +254,8 @@ def _srun_plugin(launch: "Launch", env: dict) -> tuple[str | None, str] | None:
 
 
 def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
-                 seen: set | None = None) -> tuple[str, str | None, str] | None:
+                 seen: set | None = None, recorded: "RecordedMPI | None" = None
+                 ) -> tuple[str, str | None, str] | None:
     """(kind, the ``--mpi`` plugin that fixes it or None, line): ("warning", ...) when
     ``srun`` starts a program with an MPI plugin that cannot wire up
     its MPI: Open MPI needs ``--mpi=pmix`` unless its installation has a Slurm PMI component
@@ -260,8 +267,7 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     program or its MPI is unknown. A program named without a folder after a line that
     changes the environment (``module load``) is read on this machine's PATH, and the line
     says the job may run another. Files are read (a Python program's interpreter asked where
-    its mpi4py is); ``seen`` as
-    :func:`mpi_mismatch` takes it."""
+    its mpi4py is); ``seen`` and ``recorded`` as :func:`mpi_mismatch` takes them."""
     if launch.kind != "slurm":
         return None
     env = os.environ if env is None else env
@@ -282,6 +288,9 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
         seen.add((program, plugin))
     found = file_mpi(program, env)  # a Python program's: its mpi4py's (s29 tester B2)
     want, evidence, elf = found.family, found.evidence, found.elf
+    library = _mpi_library(elf, OPENMPI) if want == OPENMPI and elf else None
+    if taken := taken_mpi(found, recorded):  # s42 tester E4: a wrapper whose MPI is unread
+        want, evidence, library = taken.family, taken.evidence, taken.library
     if want is None:
         return None
     which = (f"the {word} on this machine's PATH ({program}; line {int(changed_at)} changes "
@@ -295,7 +304,6 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
             "(no MpiDefault read from $SLURM_CONF or /etc/slurm/slurm.conf): Open MPI starts "
             "under srun only with --mpi=pmix, or with pmi2 where it was built with Slurm's "
             "PMI; check srun --mpi=list, or add --mpi=pmix")
-    library = _mpi_library(elf, OPENMPI) if want == OPENMPI and elf else None
     if want == OPENMPI and plugin == "none":
         return "warning", "pmix", (
             f"{name} but srun runs it with {whence}, which Open MPI cannot wire up "
@@ -321,7 +329,7 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
             "add --mpi=pmi2" + (" (or pmix)" if want == MPICH and not (
                 elf and _mpich_without_pmix(elf)) else ""))
     if want == MPICH and plugin and plugin.startswith("pmix"):
-        library = _mpich_without_pmix(elf)
+        library = _mpich_without_pmix(elf) if elf else None
         if library:  # its ranks start as 1-rank copies (s27 tester Q, 1)
             return "warning", "pmi2", (
                 f"{name} but srun runs it with {whence}: its MPI library {library} links no "
@@ -331,20 +339,21 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
 
 
 def srun_check(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
-               seen: set | None = None) -> tuple[str, str] | None:
+               seen: set | None = None, recorded: "RecordedMPI | None" = None
+               ) -> tuple[str, str] | None:
     """(kind, line) of :func:`srun_finding`."""
-    found = srun_finding(script, launch, cwd, env, seen)
+    found = srun_finding(script, launch, cwd, env, seen, recorded)
     return None if found is None else (found[0], found[2])
 
 
-def srun_fix(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None
-             ) -> tuple[str | None, str] | None:
+def srun_fix(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
+             recorded: "RecordedMPI | None" = None) -> tuple[str | None, str] | None:
     """(the ``--mpi`` plugin a rewrite of ``launch`` gives srun, or None where no value is
     known to start the program, the warning) where :func:`srun_finding` warns; None where it
     does not (s32 tester U5: the rewrite kept ``srun meep`` under MpiDefault=pmi2, and the
     job failed in MPI_Init). The plugins are the ones ``recommend --emit``'s refusal names for
     the family (:func:`~hpcds1mpi.launch.mpi_family.check_script`: Open MPI pmix, MPICH pmi2)."""
-    found = srun_finding(script, launch, cwd, env)
+    found = srun_finding(script, launch, cwd, env, recorded=recorded)
     return None if found is None or found[0] != "warning" else (found[1], found[2])
 
 
@@ -402,7 +411,8 @@ def launch_family(script: "JobScript", launch: "Launch | None",
 
 
 def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
-                  skip: frozenset = frozenset()) -> tuple[list[str], list[str]]:
+                  skip: frozenset = frozenset(), measured: tuple | None = None
+                  ) -> tuple[list[str], list[str]]:
     """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
     and :func:`srun_check`, each (program, launcher) pair said once, at its first line; a host
     list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) and a
@@ -412,19 +422,23 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
     launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2). No
     launcher is run; the module-system lines before a launch are, as :func:`mpi_mismatch`
-    says."""
+    says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
+    :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
     from hpcds1mpi.launch.script_hosts import host_list_warning
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     seen: set = set()
     warnings, notes = [], []
+    line, recorded = measured or (None, None)
     for launch in script.launches:
+        ours = recorded if launch.line == line else None
         if launch.line in skip:
             pass
-        elif found := (mpi_mismatch(script, launch, cwd, env, seen=seen)
-                     or srun_check(script, launch, cwd, env, seen=seen)):
+        elif found := (mpi_mismatch(script, launch, cwd, env, seen=seen, recorded=ours)
+                     or srun_check(script, launch, cwd, env, seen=seen, recorded=ours)):
             (warnings if found[0] == "warning" else notes).append(found[1])
         warnings += [w for w in (host_list_warning(script, launch),
                                  one_core_warning(script, launch,
                                                   launch_family(script, launch, cwd))) if w]
     return warnings, notes
+
