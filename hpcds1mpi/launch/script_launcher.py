@@ -69,7 +69,11 @@ def measured_cluster(cluster, scheduler: str, launch: dict | None, program: str 
     args = shlex.join(launch.get("args") or [])
     sweep = "one of the program's sweeps" if launch.get(POOLED) else "the program's sweep"
     if kind == "srun":
-        if scheduler != "slurm" or not mpi or mpi == _DEFAULT_MPI:
+        if scheduler != "slurm":  # no srun there: which mpiexec it needs (s42 tester E)
+            from hpcds1mpi.launch.srun_swept import srun_swept_mpiexec
+
+            return cluster, srun_swept_mpiexec(scheduler, mpi, program)
+        if not mpi or mpi == _DEFAULT_MPI:
             return cluster, None
         return replace(base, mpi=mpi, launcher_args=args), (
             f"launches with srun --mpi={mpi}, as {sweep} ran it (no cluster file "

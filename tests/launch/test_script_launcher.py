@@ -107,7 +107,8 @@ def test_srun_keeps_its_mpi_under_slurm_only_and_an_absent_path_changes_nothing(
     cluster, note = measured_cluster(Cluster("lab"), "slurm", srun)
     assert cluster.mpi == "pmix" and "srun --mpi=pmix" in note
     site = Cluster("lab")
-    assert measured_cluster(site, "pbs", srun) == (site, None)  # a PBS job has no srun
+    same, note = measured_cluster(site, "pbs", srun)  # a PBS job has no srun: which mpiexec
+    assert same is site and "which a PBS job does not have" in note  # (test_srun_swept)
     gone = {**MPIEXEC, "command": "/nonexistent/bin/mpirun"}
     assert measured_cluster(site, "slurm", gone) == (site, None)
     assert measured_cluster(site, "slurm", None) == (site, None)
