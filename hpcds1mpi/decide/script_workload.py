@@ -133,12 +133,24 @@ def _deck(word: str, words: list[str], launch: Launch) -> str | None:
 def _program_word(words: list[str]) -> list[str]:
     """The word that names a launched command's workload, in a list ([] for none): its program
     as the command check finds it (past exec wrappers, launchers and an interpreter's options;
-    a shell's ``-c`` string read as its command, s41 tester B3), or for ``hpcds1mpi run KERNEL``
-    the kernel. No other argument names it."""
+    a shell's ``-c`` string read as its command, s41 tester B3; a container runner's command,
+    as the label rule reads it; after a profiler or debugger, each later word that is no
+    option, :mod:`~hpcds1mpi.launch.tool_wrappers`: s42 review R1), or for ``hpcds1mpi run
+    KERNEL`` the kernel. No other argument names it."""
     from hpcds1mpi.decide.unmeasured_command import program_in
+
+    from hpcds1mpi.launch.container_runners import container_program, image_name, \
+        is_container_runner
+    from hpcds1mpi.launch.tool_wrappers import candidate_programs, is_tool
 
     words = _shell_command(words) or words
     words = words[program_in(words):] if words else []
+    if words and is_container_runner(words[0]) and (inside := container_program(words)):
+        image, command = inside  # the command run in the image, as the label rule reads it
+        return _program_word(words[command:]) if command is not None \
+            else [image_name(words[image])]
+    if words and is_tool(words[0]):  # a profiler or debugger: the program after its options
+        return candidate_programs(words)
     if not words or stem(words[0]) != "hpcds1mpi":
         return words[:1]
     if words[1:2] != ["run"]:

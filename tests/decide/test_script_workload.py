@@ -277,3 +277,22 @@ def test_only_the_program_word_names_the_workload(line, label):
     user's wrapper; only the program word (as the launcher reader finds it) names it now."""
     script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
     assert match_workload(script.launch, ["stencil", "myapp"], RecordedCommands({})) == label
+
+
+@pytest.mark.parametrize("line, label", [
+    ("srun apptainer exec --nv img.sif ./stencil 128", "stencil"),  # as the label rule reads it
+    ("srun singularity exec img.sif ./stencil 128", "stencil"),
+    ("srun podman run img ./stencil 128", "stencil"),
+    ("srun shifter --image=img ./stencil 128", "stencil"),
+    ("srun nsys profile -o prof ./stencil 128", "stencil"),
+    ("srun nsys profile -o stencil ./myapp 5", "myapp"),  # an option's value is no path
+    ("srun valgrind --tool=memcheck ./stencil 128", "stencil"),
+    ("srun perf stat ./stencil 128", "stencil"),
+    ("srun gdb --args ./stencil 128", "stencil"),
+    ("srun likwid-pin -c 0 ./stencil 128", "stencil"),
+    ("srun valgrind ./wrap 128", None)])
+def test_a_program_in_a_container_or_under_a_profiler_names_the_workload(line, label):
+    """s42 review R1: once only the program word named the workload, a program run in a
+    container or under a profiler or debugger matched none (before, any word had)."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
+    assert match_workload(script.launch, ["stencil", "myapp"], RecordedCommands({})) == label
