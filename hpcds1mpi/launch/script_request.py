@@ -263,6 +263,7 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             per_node = int(m.group(1))
             cpus = int(m.group(2)) if m.group(2) else cpus
             script.where("ranks", mapping.line)
+    filled = None  # (hosts, ranks on the fullest) where mpirun fills slots
     if not per_node:  # -n alone: slots filled node after node (s40 tester A8)
         from hpcds1mpi.launch.script_slot_fill import host_list_ranks, slot_fill
 
@@ -274,7 +275,7 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     if per_node:
         script.ntasks_per_node = per_node
         if ranks and launch.kind != "slurm":  # mpirun places -np ranks at -ppn per node
-            script.nodes = -(-ranks // per_node)
+            script.nodes = filled[0] if filled else -(-ranks // per_node)  # uneven: its hosts
     if cpus:
         script.cpus_per_task = cpus
         if launch.kind != "slurm" and not script.threads:

@@ -154,7 +154,19 @@ def _host_list_fill(script: "JobScript", launch: "Launch", value: str,
                     "read from it; write each host once with its slots ("
                     + ",".join(f"{n}:{c}" for n, c in hosts) + ")")
         return None
+    _uneven(script, launch, value, [c for c in open_mpi if c])
     return readings.pop()
+
+
+def _uneven(script: "JobScript", launch: "Launch", value: str, counts: list[int]) -> None:
+    """Note a host list whose hosts run different numbers of ranks (``n1,n2,n3:2``: 1, 1, 2):
+    a model knows even layouts only, so any reading of it is approximate (s42 review R5: read
+    as 2 nodes x 2 with no word)."""
+    if len(set(counts)) > 1:
+        script.note(f"line {launch.line}: {launch.launcher}'s host list {value[:80]} runs "
+                    f"{', '.join(map(str, counts))} ranks on its {len(counts)} hosts, an uneven "
+                    "layout, which a model of even layouts (nodes x ranks per node) reads only "
+                    "approximately; give each host the same slots for an answer about what runs")
 
 
 def _dealt_again(items: list[tuple[str, int]], ranks: int) -> list[int]:
@@ -210,4 +222,6 @@ def _overfilled(script: "JobScript", launch: "Launch", value: str,
     if len(readings) > 1:
         script.note(f"{over} is placed otherwise by Open MPI and hydra: its layout is not "
                     "read from it; give each host the slots of its ranks")
-    return readings.pop() if len(readings) == 1 else None
+        return None
+    _uneven(script, launch, value, next(f for k, f in layouts.items() if runs[k]))
+    return readings.pop() if readings else None

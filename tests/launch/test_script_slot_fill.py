@@ -124,3 +124,16 @@ def test_more_ranks_than_slots_placed_otherwise_by_the_two_is_not_read():
     script = read_script(BARE.format(launch="mpirun --map-by slot:OVERSUBSCRIBE "
                                             "--host n1:2,n2:2 -np 6"))
     assert any("is placed otherwise by Open MPI and hydra" in n for n in script.notes)
+
+
+@pytest.mark.parametrize("launch, hosts", [("mpirun --host n1,n2,n3:2", "1, 1, 2 ranks on its 3"),
+                                           ("mpiexec.hydra --host n1:2,n2:2 -np 6",
+                                            "4, 2 ranks on its 2")])
+def test_a_host_list_of_uneven_ranks_per_host_is_said(launch, hosts):
+    """s42 review R5: `--host n1,n2,n3:2` runs 1, 1 and 2 ranks and was read as 2 nodes x 2
+    with no word; the model knows even layouts only, so the unevenness is said, and the job's
+    hosts are the hosts the list uses."""
+    script = read_script(f"#!/bin/bash\n#SBATCH --time=00:05:00\n{launch} ./app 300\n")
+    assert any(hosts in n and "uneven" in n for n in script.notes), script.notes
+    even = read_script("#!/bin/bash\n#SBATCH --time=00:05:00\nmpirun --host n1:2,n2:2 ./app 3\n")
+    assert not any("uneven" in n for n in even.notes)
