@@ -31,7 +31,10 @@ if TYPE_CHECKING:  # pragma: no cover
 CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
                    "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
                    "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
-                   "readlink", "printenv", "stat", "find", "tee"})
+                   "readlink", "printenv", "stat", "tee", "sbatch", "scancel", "squeue",
+                   "sacct", "scontrol", "jobstats", "kill", "deactivate", "nproc", "free",
+                   "uname", "date", "hostname", "ls", "cat", "rm", "mkdir", "touch", "ln",
+                   "chmod", "true", "false", "sync"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
 #: Words before a command that open or continue a structure (the command follows them).

@@ -28,6 +28,8 @@ def _after(body: str, launch: str = LAUNCH):
     ("sleep 600\n", (6, "sleep 600")),  # takes time
     ("source post.sh\n", (6, "source post.sh")),  # runs commands not read here
     ("$POST out.dat\n", (6, "$POST out.dat")),  # a program not known here is work
+    ("find . -name '*.dat' -exec python3 post.py {} +\n",  # runs a program of its own (R4)
+     (6, "find . -name *.dat -exec python3 post.py {} +")),
 ])
 def test_a_program_after_the_launch_is_found_with_its_line(body, found):
     assert _after(body) == found
@@ -43,6 +45,9 @@ def test_a_program_after_the_launch_is_found_with_its_line(body, found):
     "if [ $? -ne 0 ]; then echo failed; exit 1; fi\n",
     "for f in *.dat; do gzip $f; done\n",
     "cat > post.in <<EOF\npython3 plot.py\n./postprocess\nEOF\n",  # a here-document's body
+    # s42 review R4: chaining the next job, stopping a monitor, asking about the node
+    "sbatch --dependency=afterok:$SLURM_JOB_ID next.sh\nkill $MON\njobstats\nnproc\nfree -g\n"
+    "uname -a\nscancel $OTHER\ndeactivate\n",
 ])
 def test_set_up_and_output_handling_after_the_launch_are_no_work(body):
     assert _after(body) is None
