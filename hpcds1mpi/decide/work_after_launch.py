@@ -1,4 +1,4 @@
-"""Work a job script does after its launch: the job's time limit must cover it too.
+"""Work a job script does besides its launch: the job's time limit must cover it too.
 
 A recommended walltime covers one launch of the measured program. A script that runs a program
 after it — on a later line (``python3 plot.py``, ``./postprocess``, ``gnuplot run.gp``) or after
@@ -13,7 +13,9 @@ handling — :data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS` (``echo``,
 ``gzip``, ``grep``, ``seff``, ...). ``sleep``, ``source`` / ``.`` and ``eval`` are work: they
 take time, or run commands not read here. Any other program is work, a name not known here
 included: a limit kept that need not be costs queue time, one cut that should not be kills the
-job. A later launch line is the launches-more-than-once note's
+job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda shell.bash
+hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
+(:func:`work_before`; s42 review R3). A later launch line is the launches-more-than-once note's
 (:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands.
 """
 
@@ -67,21 +69,49 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     return None
 
 
+def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
+    """(line number, the command) of the first program that ``script`` runs before ``launch``
+    and that is work: a pre-processing step (``python3 make_mesh.py``, ``./preprocess &&
+    srun ...``) takes job time too (s42 review R3: the limit was cut to the launch's).
+    Set-up before a launch (``source env.sh``, ``eval "$(conda shell.bash hook)"``) is none;
+    None where it runs no such program."""
+    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    for number, text in _lines_after(script.text, 1, 0):
+        if number >= launch.line:
+            break
+        if number in launch_lines:
+            continue
+        found = _first_work(_commands(text), before=True)
+        if found:
+            return number, found
+    return None
+
+
 def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
-    """The one line for a script that runs work after ``launch``: its time limit is kept;
-    None where it runs none."""
+    """The one line for a script that runs work before or after ``launch``: its time limit
+    is kept; None where it runs none."""
     found = work_after(script, launch) if launch is not None else None
+    before = work_before(script, launch) if launch is not None and found is None else None
+    if before is not None:
+        number, command = before
+        return (f"line {number} runs `{command}` before the launch on line {launch.line}: the "
+                f"recommended walltime covers the launch alone, so --rewrite keeps "
+                f"{_kept(script)}; check it covers both")
     if found is None:
         return None
-    from hpcds1mpi.launch.directives import format_time_limit
-
     number, command = found
-    limit = "--time" if script.scheduler == "slurm" else "walltime"
-    kept = f"its {limit} ({format_time_limit(script.time_s, script.scheduler)})" \
-        if script.time_s else "its time limit as it is (none set: the partition's default)"
     where = "its launch" if number == launch.line else f"the launch on line {launch.line}"
     return (f"line {number} runs `{command}` after {where}: the recommended walltime covers "
-            f"the launch alone, so --rewrite keeps {kept}; check it covers both")
+            f"the launch alone, so --rewrite keeps {_kept(script)}; check it covers both")
+
+
+def _kept(script: "JobScript") -> str:
+    """The time limit the rewrite keeps, as the note says it."""
+    from hpcds1mpi.launch.directives import format_time_limit
+
+    limit = "--time" if script.scheduler == "slurm" else "walltime"
+    return f"its {limit} ({format_time_limit(script.time_s, script.scheduler)})" \
+        if script.time_s else "its time limit as it is (none set: the partition's default)"
 
 
 def _lines_after(text: str, first: int, last: int):
@@ -120,9 +150,10 @@ def _commands(text: str) -> list[list[str]]:
         return [text.split()]
 
 
-def _first_work(commands: list[list[str]]) -> str:
+def _first_work(commands: list[list[str]], before: bool = False) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
-    them) that is work, as written on one line; ""."""
+    them) that is work (``before`` the launch: set-up such as ``source`` is none), as
+    written on one line; ""."""
     from hpcds1mpi.launch.script_options import REDIRECT_RE, SHELL_STOP
 
     for tokens in commands:
@@ -132,7 +163,7 @@ def _first_work(commands: list[list[str]]) -> str:
                 command.append(word)
                 continue
             words = _without_redirections(command, REDIRECT_RE)
-            at = _work_at(words)
+            at = _work_at(words, before)
             if at is not None:
                 shown = " ".join(words[at:])
                 return shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
@@ -153,7 +184,7 @@ def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]
     return out
 
 
-def _work_at(words: list[str]) -> int | None:
+def _work_at(words: list[str], before: bool = False) -> int | None:
     """Where the command that a simple command's ``words`` run starts (past control words and
     assignments), if it runs a program that takes time; None where it does not."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, program_index
@@ -167,10 +198,11 @@ def _work_at(words: list[str]) -> int | None:
         return None
     program = words[k:][program_index(words[k:]):]  # past `env X=1`, `nice -n 5`, `time -p`
     name = os.path.basename(program[0]) if program else ""
-    if not name or (name not in TAKE_TIME and (name in SETUP_COMMANDS or name in CHEAP)):
+    takes_time = name == "sleep" if before else name in TAKE_TIME  # before: set-up
+    if not name or (not takes_time and (name in SETUP_COMMANDS or name in CHEAP)):
         return None
     return k
 
 
-#: How the recommended side's walltime was set where work after the launch keeps it.
-AFTER_BASIS = "it runs a program after the launch, see the note"
+#: How the recommended side's walltime was set where work besides the launch keeps it.
+AFTER_BASIS = "it runs a program besides the launch, see the note"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hpcds1mpi.decide.work_after_launch import work_after, work_after_note
+from hpcds1mpi.decide.work_after_launch import work_after, work_after_note, work_before
 from hpcds1mpi.launch.script_reading import read_script
 
 HEAD = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n#SBATCH --time=00:30:00\n"
@@ -76,3 +76,18 @@ def test_the_note_names_the_line_the_command_and_the_kept_limit():
                     "walltime covers the launch alone, so --rewrite keeps its --time "
                     "(00:30:00); check it covers both")
     assert work_after_note(script, None) is None
+
+
+@pytest.mark.parametrize("before, found", [
+    ("python3 make_mesh.py 128\n", (5, "python3 make_mesh.py 128")),
+    ("module load gcc\nsource env.sh\n./preprocess in.dat\n", (7, "./preprocess in.dat")),
+    ('set -euo pipefail\neval "$(conda shell.bash hook)"\nconda activate sim\nexport X=1\n'
+     "cd $SLURM_SUBMIT_DIR\nmkdir -p out\ncp in.dat out/\nulimit -s unlimited\n", None),
+])
+def test_a_program_before_the_launch_is_work_and_set_up_is_none(before, found):
+    """s42 review R3: `python3 make_mesh.py` before the launch had the limit cut to the
+    launch's own; set-up (modules, environments, copies) before it is no work."""
+    script = read_script(f"{HEAD}{before}{LAUNCH}\n")
+    assert work_before(script, script.launch) == found
+    note = work_after_note(script, script.launch)
+    assert (note is not None and "before the launch" in note and "00:30:00" in note) == bool(found)
