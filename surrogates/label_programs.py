@@ -20,7 +20,11 @@ Two sweeps of one command line from two folders (``python3 main.py {size}`` in `
 files from the folder it started in: :func:`two_folders` resolves the script or ``./app`` and
 the relative input files against each rows' ``swept_in`` and refuses when they differ (s41
 tester D; a bare program found on PATH with absolute or no input files is one program
-wherever it was swept).
+wherever it was swept). An input named with placeholders (``iqtree2-mpi -s aln-{size}.phy``:
+one alignment per size) is filled as the sweep fills it
+(:func:`~hpcds1mpi.launch.program.program_tokens`) with the placeholder values of every run of
+the label, in each folder alike, and compared as a plain input; before, it was skipped, and
+two folders' different alignments were trained as one workload (s42 tester E1).
 """
 
 from __future__ import annotations
@@ -84,10 +88,51 @@ def two_programs(levels: dict[str, "MeasuredLevels"], fix: str = TRAIN_FIX) -> s
     return None
 
 
-def folder_files(line: str, folder: str) -> tuple[str, ...]:
+def filled_line(line: str, values: dict) -> str:
+    """``line`` with its placeholders filled from ``values`` as the sweep fills a run's
+    command; ``line`` unchanged where the sweep would not have run it."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.launch.program import program_tokens, quote_tokens
+
+    if "{" not in line or not values:
+        return line
+    try:
+        return quote_tokens(program_tokens(line, values))
+    except ConfigError:
+        return line
+
+
+def run_values(rows) -> list[dict]:
+    """The distinct placeholder values (``{"size": "64", "ranks": "2", ...}``) of ``rows``'
+    runs, as a sweep filled them into their commands."""
+    from hpcds1mpi.launch.program import PLACEHOLDERS
+
+    keys = [key for key in PLACEHOLDERS if key in rows.columns]
+    found = []
+    for record in rows[keys].drop_duplicates().to_dict("records"):
+        values = {key: _plain(value) for key, value in record.items()}
+        found.append({key: value for key, value in values.items() if value})
+    return found
+
+
+def _plain(value) -> str:
+    """A row's value as the sweep wrote it into a command (``64``, not ``64.0``); "" for a
+    missing one."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def folder_files(line: str, folder: str, runs: list[dict] | None = None) -> tuple[str, ...]:
     """The files ``line`` reads from the folder it started in, made absolute under ``folder``
     (sorted): the program where it is a relative path or an interpreter's script, and the
-    relative input files; () where it reads none from there."""
+    relative input files, each filled with the placeholder values of every one of ``runs``
+    (:func:`run_values`) where named with placeholders; () where it reads none from there."""
+    if runs and "{" in line:
+        return tuple(sorted({f for values in runs
+                             for f in folder_files(filled_line(line, values), folder)}))
     from hpcds1mpi.launch.exec_wrappers import program_index
     from hpcds1mpi.launch.script_placeholders import program_at, split_command
 
@@ -117,6 +162,8 @@ def two_folders(frame, fix: str = TRAIN_FIX) -> str | None:
         return None
     rows = frame[frame["kind"].astype(str) == "external"]
     for name, mine in rows.groupby(rows["workload"].astype(str), sort=True):
+        runs = run_values(mine)  # every folder's line filled alike: a shared input folder
+        #                          swept at other sizes from each is still one program
         seen: dict[tuple, tuple[str, str]] = {}  # files read -> (folder, command line)
         for text, here in mine.groupby(mine["swept_in"].astype(str), sort=True):
             try:
@@ -126,16 +173,26 @@ def two_folders(frame, fix: str = TRAIN_FIX) -> str | None:
             if not isinstance(folder, str) or not os.path.isabs(folder):
                 continue  # not recorded (an older file): nothing to tell apart
             lines = commands_of(here)
-            files = tuple(sorted({f for ln in lines for f in folder_files(ln, folder)}))
+            files = tuple(sorted({f for ln in lines for f in folder_files(ln, folder, runs)}))
             if files and files not in seen:
                 seen[files] = (folder, lines[0] if lines else "")
             if len(seen) > 1:
                 (one, (f1, c1)), (two, (f2, c2)) = list(seen.items())[:2]
                 return (f"the runs of workload {name!r} ran {c1!r} in {f1} and {c2!r} in {f2}"
-                        f" under one label (two programs: {' '.join(one)} and "
-                        f"{' '.join(two)}): a model would learn one runtime for two "
+                        f" under one label (two programs: {_listed(one)} and "
+                        f"{_listed(two)}): a model would learn one runtime for two "
                         f"computations; {fix}")
     return None
 
 
-__all__ = ["folder_files", "program_identity", "two_folders", "two_programs"]
+#: The most files of one folder a refusal names (one per size where the input has {size}).
+_FILES_NAMED = 3
+
+
+def _listed(files: tuple[str, ...]) -> str:
+    """``files`` for a one-line message, the first few only."""
+    more = len(files) - _FILES_NAMED
+    return " ".join(files[:_FILES_NAMED]) + (f" (and {more} more)" if more > 0 else "")
+
+
+__all__ = ["filled_line", "folder_files", "run_values", "program_identity", "two_folders", "two_programs"]

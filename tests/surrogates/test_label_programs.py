@@ -110,6 +110,58 @@ def test_one_command_line_swept_from_two_folders_is_two_programs():
         "with its own --label (--label NAME) and train on those files")
 
 
+def _given(line: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s rows carrying ``line`` as their sweep was given it (as telemetry rows do)."""
+    return frame.assign(command_template=line)
+
+
+def test_an_input_named_by_its_size_swept_from_two_folders_is_two_programs():
+    """s42 tester E1: ``iqtree2-mpi -s aln-{size}.phy`` swept in a/ and in b/ (two different
+    alignments) was trained as one workload, its input skipped for the placeholder, and
+    recommend answered "measured" with the mean of the two; now its input is filled per run
+    and compared in each folder like a plain one."""
+
+    line = "iqtree2-mpi -s aln-{size}.phy -m GTR+G -T 1 -redo"
+    frame = pd.concat([_in("/w/a", _given(line, swept(line, (200, 400)))),
+                       _in("/w/b", _given(line, swept(line, (200,))))], ignore_index=True)
+    message = _refused(frame)
+    assert message.startswith(f"the runs of workload 'myapp' ran {line!r} in /w/a and ")
+    assert ("under one label (two programs: /w/a/aln-200.phy /w/a/aln-400.phy and "
+            "/w/b/aln-200.phy /w/b/aln-400.phy): a model would learn one runtime for two "
+            "computations; sweep each with its own --label") in message
+
+
+def test_a_shared_input_folder_swept_at_other_sizes_from_two_folders_is_one_program():
+    """Each folder's input is filled with every run's values alike: ``../data/aln-{size}.phy``
+    from a/ at 20 and 40 and from b/ at 80 reads one folder's alignments, one program."""
+    from hpcds1mpi.surrogates.levels import refuse_mixed_runtimes
+
+    for line in ("app -s ../data/aln-{size}.phy", "app -s /data/aln-{size}.phy"):
+        refuse_mixed_runtimes(pd.concat([_in("/w/a", _given(line, swept(line, (20, 40)))),
+                                         _in("/w/b", _given(line, swept(line, (80,))))],
+                                        ignore_index=True))
+
+
+def test_a_refusal_names_the_first_few_filled_inputs_of_each_folder():
+    line = "app in_{size}.dat"
+    frame = pd.concat([_in("/w/a", swept(line, (1, 2, 3, 4, 5))),
+                       _in("/w/b", swept(line, (1, 2)))], ignore_index=True)
+    assert ("(two programs: /w/a/in_1.dat /w/a/in_2.dat /w/a/in_3.dat (and 2 more) and "
+            "/w/b/in_1.dat /w/b/in_2.dat /w/b/in_3.dat (and 2 more))") in _refused(frame)
+
+
+def test_folder_files_fills_a_placeholder_input_per_run_only_when_given_runs():
+    from hpcds1mpi.surrogates.label_programs import folder_files, run_values
+
+    runs = run_values(swept("x", (8, 16)))
+    assert runs[0] == {"size": "8", "nodes": "1", "ranks_per_node": "1", "ranks": "1",
+                       "threads": "1", "precision": "fp64", "device": "cpu"}
+    line = "./app --mesh=m{size}_{ranks}.xdmf 0.5"
+    assert folder_files(line, "/w") == ("/w/app",)  # the old reading without runs
+    assert folder_files(line, "/w", runs) == (
+        "/w/app", "/w/m16_1.xdmf", "/w/m16_2.xdmf", "/w/m8_1.xdmf", "/w/m8_2.xdmf")
+
+
 @pytest.mark.parametrize("line", ["/opt/app {size}", "lmp -in /data/in.lj -var n {size}",
                                   "hpcc"])
 def test_a_program_reading_nothing_from_its_folder_is_one_program_from_any(line):
