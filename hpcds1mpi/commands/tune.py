@@ -59,6 +59,7 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
             not a telemetry file (exit 2); LockError while another process writes it (exit 1).
     """
     import math
+    from pathlib import Path
 
     from hpcds1mpi.errors import ConfigError, TelemetryError
     from hpcds1mpi.records.telemetry import TelemetryWriter
@@ -75,8 +76,6 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
     if time_budget is not None and not (math.isfinite(time_budget) and time_budget > 0):
         raise ConfigError(f"--time-budget must be a positive number of seconds, "
                           f"got {time_budget:g}")
-    from pathlib import Path
-
     path = Path(out)
     if path.is_dir():
         raise TelemetryError(f"--out {out}: is a directory; give a telemetry file (.h5)")
@@ -225,16 +224,15 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         raise ConfigError(f"--noise-floor must be in [0, 1), got {noise_floor}")
     if max_nodes is not None and max_nodes < 1:
         raise ConfigError(f"--max-nodes must be at least 1, got {max_nodes}")
-    choice, readings = _program_launch(
-        program, launcher=launcher, cluster_file=cluster_file, partition=partition,
-        given={"--mpiexec": mpiexec_path, "--launcher-args": launcher_args,
-               "--time-regex": time_regex, "--fom-regex": fom_regex,
-               "--ranks-regex": ranks_regex, "--fail-regex": fail_regex,
-               "--output-file": output_file, "--workdir": workdir, "--setup": setup})
+    given = {"--mpiexec": mpiexec_path, "--launcher-args": launcher_args,
+             "--time-regex": time_regex, "--fom-regex": fom_regex, "--ranks-regex": ranks_regex,
+             "--fail-regex": fail_regex, "--output-file": output_file, "--workdir": workdir,
+             "--setup": setup}
+    choice, readings = _program_launch(program, launcher=launcher, cluster_file=cluster_file,
+                                       partition=partition, given=given)
     # the program is checked once the folder it runs in is known: the model's (s37 tester G4)
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
-                          min_repeats=min_repeats,
-                          time_budget=time_budget)
+                          min_repeats=min_repeats, time_budget=time_budget)
     if kernel is not None:
         from hpcds1mpi import kernels as registry
 
@@ -249,6 +247,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             raise ConfigError('--program is empty; give the command to tune, e.g. '
                               '--program "./app --n {size}"')
         workload, said = command_label(program, label, out, name_said=False)  # F7
+
+    def log(line: str) -> None:
+        click.echo(f"tune: {line}", err=True)
+
     part = resolve_partition(cluster_file, partition)
     bundle, other_model, model_part = None, "", part
     if model_dir is not None:  # a bad --model is a usage error (2), before any launcher (1)
@@ -265,15 +267,17 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {tune_predictions.other_machine_note(part)}", err=True)
             bundle, other_model = None, model_dir
     if program is not None:
+        from hpcds1mpi.decide.tune_launch import model_launch
         from hpcds1mpi.decide.tune_program import check_program, model_label, model_place, \
             trials_launcher
 
         if bundle is not None and label is None and \
                 (known := model_label(bundle, program)) not in (None, workload):
             workload, said = command_label(program, label, out, known, model_dir, False)
-        if bundle is not None:  # the folder and setup its sweep ran it with (s37 tester G4)
-            workdir, setup = model_place(bundle, workload, program, workdir, setup,
-                                         lambda line: click.echo(f"tune: {line}", err=True))
+        if bundle is not None:  # the folder, setup and launcher its sweep ran it with (G4, E5)
+            workdir, setup = model_place(bundle, workload, program, workdir, setup, log)
+            choice = model_launch(choice, bundle, workload, program, launcher, given,
+                                  cluster_file, partition, submit, log)
         check_program(program, workdir, say=lambda line: click.echo(line, err=True))
         from hpcds1mpi.measure.external_resume import check_resumed
 
@@ -340,8 +344,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
     rank = world.Get_rank() if world is not None else 0
     settings = trials.RunSettings(workload, size, min_time=min_time, min_repeats=min_repeats,
-                                  max_repeats=max_repeats,
-                                  timeout=timeout, program=program)
+                                  max_repeats=max_repeats, timeout=timeout, program=program)
     if in_process:
         runner = trials.InProcessRunner(settings, out, part, world)
         if rank != 0:
@@ -398,9 +401,6 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                                                      model_dir)
         else:
             start = tune_space.default_config(space, cores)
-
-        def log(line: str) -> None:
-            click.echo(f"tune: {line}", err=True)
 
         if kind != "in-process":
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
