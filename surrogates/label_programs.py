@@ -195,4 +195,5 @@ def _listed(files: tuple[str, ...]) -> str:
     return " ".join(files[:_FILES_NAMED]) + (f" (and {more} more)" if more > 0 else "")
 
 
-__all__ = ["filled_line", "folder_files", "run_values", "program_identity", "two_folders", "two_programs"]
+__all__ = ["filled_line", "folder_files", "program_identity", "run_values", "two_folders",
+           "two_programs"]
