@@ -74,7 +74,7 @@ from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_copies import check_rank_copies
 from hpcds1mpi.measure.rank_peak import wrapped, wrapping
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
-from hpcds1mpi.measure.repeat_folders import RepeatFolders
+from hpcds1mpi.measure.repeat_folders import RepeatFolders, outlier_note
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.thread_use import IDLE_THREADS, busy_per_rank, idle_threads_note
@@ -423,6 +423,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored
                 say(convergence_note(f"{spec.workload} size {spec.size} "
                                      f"{spec.config.label()}", *m["warning"]))
+            if say and row["status"] == OK and (note := outlier_note(  # s42 tester E2
+                    f"{spec.workload} size {spec.size} {spec.config.label()}", m["walls"])):
+                say(note)
             bar.update(done + 1, f"({spec.workload} {spec.size} {spec.config.label()})")
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,

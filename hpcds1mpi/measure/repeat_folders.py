@@ -12,7 +12,18 @@ configuration's first ``ok`` launch did not (numbers aside), where the first cre
 the folder (:func:`entries` before and after it) and the later launch either names one of them,
 says a thing already exists (:data:`~.argument_files.EXISTING`) or ran
 :data:`SHORTER` times shorter than the first: a launch that failed (or exited 0 with its error
-said) only because it was not the first.
+said) only because it was not the first. So is a later launch that **skipped the work** without
+an error word: GARLI's repeat 2 said "It appears that run 0 was completed in a previous MPI
+invocation. Run 0 will not be re-run unless the hidden file ".d-lock0" ... are deleted", exited
+0 in 0.4 s after repeat 1's 10.6 s, and the median recorded was the empty launches' (s42 tester
+E2). Told (:func:`skipped_work`) where the later launch printed lines the first did not and
+either one of them names an entry the first created (or says a thing exists) while it ran
+:data:`SHORTER` times shorter or printed that many times less, or it ran :data:`SKIPPED` times
+shorter whatever its new lines say. A cold start is no such thing: its output is the same, and
+of 192 program configurations swept on this machine (NWChem, PhyML, MPB, Python and C programs;
+launch walls) the first launch took at most 1.6x the longest later one, where the programs that
+skipped their work took 11-51x (Ray, ABySS, GARLI at 1 rank). Where no line shows it, a launch
+:data:`SKIPPED` times the median of the others is noted (:func:`outlier_note`).
 
 **Then** that launch is not measured: it, and every repeat after it, runs again, each in a
 fresh folder of its own (:meth:`RepeatFolders.folder`) that holds a link to every entry the
@@ -39,6 +50,15 @@ from contextlib import contextmanager
 #: How many times shorter than the first launch a later one failing with new error lines ran,
 #: to count as colliding without naming what collided (a timer's noise is far below this).
 SHORTER = 3.0
+#: How many times shorter than the first launch a later one that printed lines the first did
+#: not, naming nothing the first made, ran to count as having skipped the work: above a cold
+#: start's first launch (at most 1.6x the later ones' on this machine, see the module) and below
+#: a skipped job's (11x and up). Also how many times the median of the others a launch the
+#: sweep notes took (:func:`outlier_note`).
+SKIPPED = 5.0
+#: Words of a program that found its work done, to pick the line that says so.
+_DONE = re.compile(r"\b(previous(ly)?|already|skip\w*|resum\w*|restart\w*|complete[ds]?|"
+                   r"up[- ]to[- ]date|nothing to do|re-?run|exists?)\b", re.IGNORECASE)
 #: The prefix of a fresh folder's name (never linked into another).
 FRESH = ".hpcds1mpi-repeat-"
 #: The end of the lock file the sweep keeps beside a program's ``--output-file``.
@@ -75,22 +95,78 @@ def _error_lines(result: dict) -> dict[str, str]:
             and not WARNING.search(ln) and not WENT_ON.search(ln) and not _GOES_ON.search(ln)}
 
 
+def _new_lines(first: dict, later: dict) -> list[str]:
+    """The program's lines of ``later`` that ``first`` did not print (numbers aside), lines
+    that say it replaced what it found ("overwriting") aside."""
+    from hpcds1mpi.measure.program_lines import kept_lines
+
+    def keyed(result):
+        return {_NUMBER.sub("#", ln): ln for ln in kept_lines(result["stdout"]) +
+                kept_lines(result["stderr"]) if ln}
+
+    before = keyed(first)
+    return [ln for key, ln in keyed(later).items() if key not in before
+            and not _GOES_ON.search(ln)]
+
+
+def skipped_work(first: dict, later: dict, created: set[str]) -> str:
+    """The line of ``later`` (see :func:`collision`) that shows it skipped the work ``first``
+    did, with no error word (see the module); "" when none does."""
+    from hpcds1mpi.measure.argument_files import EXISTING, _names
+
+    if not created or not (new := _new_lines(first, later)):
+        return ""
+
+    def size(result):
+        return len(result["stdout"]) + len(result["stderr"])
+
+    less = first["wall_s"] > SHORTER * later["wall_s"] or size(first) > SHORTER * size(later)
+    named = [ln for ln in new if EXISTING.search(ln) or any(_names(ln, n) for n in created)]
+    if named and less:
+        return next((ln for ln in named if _DONE.search(ln)), named[0])
+    if first["wall_s"] > SKIPPED * later["wall_s"]:
+        return next((ln for ln in new if _DONE.search(ln)), new[0])
+    return ""
+
+
 def collision(first: dict, later: dict, created: set[str]) -> str:
     """The line of ``later`` (a launch after ``first``, the configuration's first ``ok`` one,
     in the same folder, which ``first`` added ``created`` to) that shows it collided on what
-    ``first`` left (see the module); "" when none does."""
+    ``first`` left: a new error line, else one that shows it skipped the work
+    (:func:`skipped_work`); "" when none does."""
     from hpcds1mpi.measure.argument_files import EXISTING, _names
 
     if not created:
         return ""
     before = _error_lines(first)
     new = [ln for key, ln in _error_lines(later).items() if key not in before]
-    if not new:
-        return ""
     for line in new:
         if EXISTING.search(line) or any(_names(line, name) for name in created):
             return line
-    return new[-1] if first["wall_s"] > SHORTER * later["wall_s"] else ""
+    if new and first["wall_s"] > SHORTER * later["wall_s"]:
+        return new[-1]
+    return skipped_work(first, later, created)
+
+
+def outlier_note(run: str, walls: list[float]) -> str:
+    """The sweep's note on ``run`` (its workload, size and configuration), recorded ok, one of
+    whose measured launches (``walls``, their wall times, 3 or more) took :data:`SKIPPED` times
+    the median of the others: no line told that the others skipped the work (see the module),
+    but the median recorded may still not be the job's time; "" when none did."""
+    import statistics
+
+    if len(walls) < 3:
+        return ""
+    top = max(range(len(walls)), key=walls.__getitem__)
+    median = statistics.median(walls[:top] + walls[top + 1:])
+    if not median > 0 or walls[top] < SKIPPED * median:
+        return ""
+    return (f"note: {run}: measured launch {top + 1} took {walls[top] / median:.0f}x the median "
+            f"of the others ({walls[top]:.3g} s, they {median:.3g} s), so the median recorded "
+            "may not be the job's time: a program that skips or resumes work from files an "
+            "earlier launch left in its folder does so (every repeat runs in one folder); if "
+            "yours does, sweep into a new --out a wrapper script that removes those files, "
+            "then runs the program")
 
 
 class RepeatFolders:
