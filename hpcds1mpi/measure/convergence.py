@@ -11,7 +11,9 @@ quote), and names ``--fail-regex`` for a user who counts it a failure
 The same note is given for a run whose program said it never used options it was given
 (:mod:`~hpcds1mpi.measure.unused_options`: PETSc's "Option left: name:-ksp_typo", s29 tester
 C7), for what it measured is not what was asked: the sweep's one reading of an ok run the
-program warned about is :func:`convergence_warning`.
+program warned about is :func:`convergence_warning`; and for a run whose program said it aborted
+after its own error line (:func:`~hpcds1mpi.measure.ending_error.error_then_abort`: GARLI's
+"ERROR: ..." then "***process 0 aborted run 0", s42 tester E3).
 
 Only the kept ends of the output are read (:data:`~hpcds1mpi.measure.program_launch.TAIL`
 bytes of stdout and of stderr), where a run's last SCF and its final report are: a note is no
@@ -46,10 +48,12 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     not enough SCF cycles to converge."; else the last line with :data:`NOT_CONVERGED` words,
     stdout first), and the words that matched, for a ``--fail-regex`` to suggest; else its
     statement that options it was given were not used
-    (:func:`~hpcds1mpi.measure.unused_options.unused_options`); ``("", "")`` when it said
-    nothing of the kind. The line's control characters are escaped
+    (:func:`~hpcds1mpi.measure.unused_options.unused_options`), else that it aborted after
+    its error line (:func:`~hpcds1mpi.measure.ending_error.error_then_abort`); ``("", "")``
+    when it said nothing of the kind. The line's control characters are escaped
     (:func:`~hpcds1mpi.measure.printable.printable`: it is printed, s29 tester H5); ``words``
     stay as matched, for the regex."""
+    from hpcds1mpi.measure.ending_error import error_then_abort
     from hpcds1mpi.measure.printable import printable
     from hpcds1mpi.measure.program_launch import yaml_documents
     from hpcds1mpi.measure.unused_options import unused_options
@@ -62,7 +66,8 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
         if lines:
             words = NOT_CONVERGED.search(lines[-1]).group(0)
             return printable(" ".join(lines[-1].split())), words
-    return unused_options(stdout, stderr)
+    unused = unused_options(stdout, stderr)
+    return unused if unused[0] else error_then_abort(stdout, stderr)
 
 
 def convergence_note(run: str, line: str, words: str) -> str:

@@ -16,6 +16,13 @@ Lines the program did not write are set aside first, as for a failure's reason (
 log lines, Open MPI's help text, a runtime's trailer), and so are runtime notes printed at
 every exit (:data:`RUNTIME_NOTE`: gfortran's "Note: The following floating-point exceptions
 are signalling", Elk's stderr under its error).
+
+An error stated mid-run and then an abort of the program's own (GARLI with a fixed
+``randseed``: every rank prints "ERROR: You cannot specify a random number seed with the MPI
+version. ..." and then "***process 0 aborted run 0 at ...", its closing lines after, and exits
+0; s42 tester E3) keeps that rule: ``ok``, but :func:`error_then_abort` gives the two lines,
+which the sweep notes once per configuration with the ``--fail-regex`` that would record such
+runs failed (as a run that said it did not converge, :mod:`.convergence`).
 """
 
 from __future__ import annotations
@@ -94,3 +101,31 @@ def _is_value(line: str) -> bool:
     titles = list(_TITLE_END.finditer(line))
     colon = titles[-1] if titles else re.search(r"[:!]\s*", line)
     return bool(colon) and bool(_VALUE.match(line[colon.end():]))
+
+
+#: A program's word that it stopped its work ("***process 0 aborted run 0", "Run aborted."),
+#: with the word after it, for the ``--fail-regex`` to suggest.
+ABORTED = re.compile(r"\babort(?:ed|ing|s)?\b(?:[ \t]+[a-z]+\b)?", re.IGNORECASE)
+
+
+def error_then_abort(stdout: str, stderr: str) -> tuple[str, str]:
+    """``(line, words)``: the program's error line (as :func:`ending_error` reads one, its
+    message joined) and a later line of the same stream saying it aborted, the two joined by
+    " ... ", and the abort's words (:data:`ABORTED`), for a ``--fail-regex``; stdout first;
+    ``("", "")`` when no stream has both."""
+    from hpcds1mpi.measure.printable import clipped, printable
+
+    for text in (stdout, stderr):
+        kept = kept_lines(text)
+        for i, ln in enumerate(kept):
+            if not ln or not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or \
+                    NO_ERROR.search(ln) or LOG_RECORD.match(ln) or _PASSED.search(ln):
+                continue
+            said, last = with_message(kept, i)
+            if _is_value(said):
+                continue
+            for later in kept[last + 1:]:
+                if later and (words := ABORTED.search(later)) and not NO_ERROR.search(later):
+                    line = f"{clipped(said, 120)} ... {clipped(later, 80)}"
+                    return printable(line, keep="\t"), words.group(0)
+    return "", ""

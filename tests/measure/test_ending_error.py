@@ -116,3 +116,26 @@ def test_the_line_readers_have_one_home_that_ending_error_imports():
     assert "hpcds1mpi.measure.program_launch" not in imported
     for name in ("SPECIFIC_LINE", "NO_ERROR", "with_message", "program_lines"):
         assert getattr(program_launch, name) is getattr(program_lines, name)
+
+
+def test_an_error_then_an_abort_mid_run_stays_ok_but_is_named_for_a_note():
+    """s42 tester E3: GARLI with a fixed randseed, every rank "ERROR: ..." then "***process 0
+    aborted run 0", its closing lines after, exit 0: ok (the ending rule), but told."""
+    from hpcds1mpi.measure.convergence import convergence_note, convergence_warning
+    from hpcds1mpi.measure.ending_error import error_then_abort
+
+    stdout = (OUTPUTS / "garli-fixed-seed-2ranks.stdout").read_text()
+    assert ending_error(stdout, "") == ""
+    assert classify({**BASE, "stdout": stdout}, 60.0)[0] == "ok"
+    line, words = error_then_abort(stdout, "")
+    assert line.startswith("ERROR: You cannot specify a random number seed with the MPI")
+    assert " ... ***process 0 aborted run 0 at " in line and words == "aborted run"
+    note = convergence_note("garli-mpi size 2 N1xR2xT1-cpu-fp64", *convergence_warning(stdout, ""))
+    assert note.startswith("note: garli-mpi size 2 N1xR2xT1-cpu-fp64: ok, but the program said "
+                           "\"ERROR: You cannot specify") and note.endswith(
+        "sweep into a new --out with --fail-regex 'aborted run'"), note
+    # an error line with no abort after it, or an abort with no error before it: nothing
+    assert error_then_abort("ERROR: file x.dat not found, using defaults\nresult 3.2\n", "") \
+        == ("", "")
+    assert error_then_abort("run aborted by user request? no\nError: 1.2e-05\n", "") == ("", "")
+    assert error_then_abort("Error: 0\nno aborts\n", "") == ("", "")
