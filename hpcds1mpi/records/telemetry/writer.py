@@ -110,7 +110,6 @@ class TelemetryWriter:
         self.path = telemetry_path(path)  # a TypeError for a number (s37 tester P11)
         self.resume = resume
         self.all_or_nothing = all_or_nothing
-        self._created = False  # no file nor journal was there when this writer opened
         self.snapshot_every_s = snapshot_every_s
         self.compress = compress
         self.new_attrs = dict(attrs or {})
@@ -174,7 +173,6 @@ class TelemetryWriter:
         if fd is None:  # a file system without locks: refused, as before
             raise LockError(self._lock_message("?"))
         self._lock_fd = fd
-        self._created = not (self.path.exists() or journal_path(self.path).exists())
         try:
             self._fold_in()
         except BaseException as exc:
@@ -202,9 +200,12 @@ class TelemetryWriter:
             self.replaced_plan = None
         keep_replaced_plan(self.store.attrs, self.new_attrs)
         self.store.attrs.update(self.new_attrs)
+        if self.all_or_nothing:
+            # journals nothing: file, journal and notes stay as they were until close()'s
+            # snapshot (a refused merge had rewritten its existing --out: s42 tester F11)
+            return
         self.snapshot()  # fold the journal in, then start a fresh one
-        remove_fault_notes(self.path)  # their text is in the snapshot now
-        remove_crash_note(self.path)
+        self._drop_folded_notes()
         journal = journal_path(self.path)
         if journal.exists() and journal.stat().st_uid != os.geteuid():
             journal.unlink()  # folded in: ours now, with the file's mode (s34 tester U2)
@@ -242,8 +243,15 @@ class TelemetryWriter:
         if self._journal_fd is not None:
             os.close(self._journal_fd)
             self._journal_fd = None
+        if self.all_or_nothing:
+            self._drop_folded_notes()  # left alone by open()
         journal_path(self.path).unlink(missing_ok=True)
         self.release()
+
+    def _drop_folded_notes(self) -> None:
+        """Remove the fault and crash notes a snapshot now holds the text of."""
+        remove_fault_notes(self.path)
+        remove_crash_note(self.path)
 
     def release(self) -> None:
         """Let go of the file without a snapshot: close the journal (it stays on disk, the
@@ -260,22 +268,16 @@ class TelemetryWriter:
         self.store = None
 
     def abandon(self) -> None:
-        """Let go without a snapshot, changing nothing: a file this writer created is removed
-        with its journal (a failed merge into a new --out had left a telemetry file of 0 runs
-        and a journal), an existing one keeps its last snapshot; a journal holding nothing
-        goes. Only for a writer that journals nothing it must keep (a merge)."""
+        """Let go without a snapshot, changing nothing: an ``all_or_nothing`` writer wrote
+        nothing before its final snapshot, so file, journal and notes are as it found them (a
+        failed merge into a new --out had left a telemetry file of 0 runs and a journal, a
+        refused one had rewritten an existing --out). Only for a writer that journals nothing
+        it must keep (a merge)."""
         if self.store is None:
             return
         if self._journal_fd is not None:
             os.close(self._journal_fd)
             self._journal_fd = None
-        journal = journal_path(self.path)
-        with contextlib.suppress(OSError):
-            if self._created:
-                self.path.unlink(missing_ok=True)
-                journal.unlink(missing_ok=True)
-            elif journal.exists() and journal.stat().st_size == 0:
-                journal.unlink()
         self.release()
 
     def _storage_error(self, exc: Exception) -> HpcdsError:

@@ -148,12 +148,8 @@ def test_a_merge_that_fails_changes_nothing_and_leaves_no_file_behind(tmp_path, 
     a, b, out = tmp_path / "a.h5", tmp_path / "b.h5", tmp_path / "all.h5"
     telemetry.append(a, [run_row(0)])
     telemetry.append(b, [run_row(1)])
-    snapshots = []
-
-    def full_at_the_final_snapshot():  # open()'s snapshot passes, the merged one fails
-        snapshots.append(1)
-        if len(snapshots) % 2 == 0:
-            raise OSError(28, "No space left on device")
+    def full_at_the_final_snapshot():  # the merge's one snapshot, at close (s42 tester F11)
+        raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full_at_the_final_snapshot)
     with pytest.raises(WriteError, match="No space left on device.*nothing was changed"):
@@ -163,7 +159,6 @@ def test_a_merge_that_fails_changes_nothing_and_leaves_no_file_behind(tmp_path, 
     telemetry.merge([a], out)
     before = telemetry.read_runs(out)
     monkeypatch.setattr(snapshot_write, "_test_pause_mid_write", full_at_the_final_snapshot)
-    snapshots.clear()
     with pytest.raises(WriteError):
         telemetry.merge([b], out)
     assert sorted(os.listdir(tmp_path)) == ["a.h5", "all.h5", "b.h5"]
@@ -382,3 +377,27 @@ def test_one_run_measured_under_two_launchers_is_counted_and_named(tmp_path):
     assert counts["launchers"] == ("r000", "srun --mpi=pmix", "/venv/bin/mpirun")
     same = telemetry.merge([a, c], tmp_path / "same.h5")  # one launcher: a rerun, no word
     assert same["replaced"] == 2 and same["other_launcher"] == 0 and same["launchers"] is None
+
+
+def test_a_refused_merge_leaves_a_sweep_written_out_byte_for_byte(tmp_path):
+    """s42 tester F11: a merge refused (two programs under one label) said "nothing was
+    written" but had rewritten its existing --out at the writer's opening snapshot (new bytes,
+    new mtime), where that file was written by a sweep; now nothing touches it before the final
+    snapshot. As --out alone, and as --out that is one of the sources too."""
+    import hashlib
+
+    from tests.helpers import run_cli
+
+    a = _sweep(tmp_path, "a", "sleep 0.0{size}")
+    b = _sweep(tmp_path, "b", "true {size}")
+    for out, sources in (("e.h5", [a]), ("h.h5", [a, b])):
+        target = tmp_path / out
+        target.write_bytes((b if out == "e.h5" else a).read_bytes())
+        os.utime(target, (1_000_000_000, 1_000_000_000))
+        before = hashlib.sha256(target.read_bytes()).hexdigest()
+        res = run_cli(["telemetry", "merge", *map(str, sources), "--out", str(target)],
+                      timeout=120, cwd=tmp_path)
+        assert res.returncode == 2 and res.stderr.rstrip().endswith("nothing was written")
+        assert hashlib.sha256(target.read_bytes()).hexdigest() == before
+        assert os.stat(target).st_mtime == 1_000_000_000
+    assert sorted(os.listdir(tmp_path)) == ["a.h5", "b.h5", "e.h5", "h.h5"]  # no side files
