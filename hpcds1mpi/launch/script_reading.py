@@ -33,6 +33,7 @@ from hpcds1mpi.launch.directive_mistakes import (check_unexpanded, check_value_f
                                                  late_directives_note)
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
 from hpcds1mpi.launch.foreign_schedulers import READ_HERE, check_scheduler
+from hpcds1mpi.launch.informational_launches import starts_no_ranks
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
 from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
@@ -312,7 +313,7 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
         launch.program = expand(program.text, scope, budget)
         launch.spans = [(program.start, program.end, script.text[program.start:program.end])]
         for w in operands[1:]:
-            arg = _or_raw(expand(w.text, scope, budget), w.text)
+            arg = w.text if (value := expand(w.text, scope, budget)) is None else value
             # a quoted empty word ('', "$EMPTY") is an argument, an unquoted $EMPTY none (D6)
             if arg or "'" in w.raw or '"' in w.raw:
                 launch.args.append(arg)
@@ -327,10 +328,6 @@ def _launch_env(launch: Launch, word: Word, number: int, scope: dict,
     launch.env[key] = (expand(val, scope, budget),
                        Option("env", word.text, number, (word.start, word.end),
                               (word.start + len(key) + 1, word.end), word.raw[len(key) + 1:]))
-
-
-def _or_raw(value: str | None, raw: str) -> str:
-    return raw if value is None else value
 
 
 def _assign(script: JobScript, scope: dict, budget: ExpansionBudget, setting: Setting
@@ -384,7 +381,8 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 name, value = command[1].text, command[2]
                 _assign(script, scope, budget, Setting(name, value.text, None, number,
                                                        (value.start, value.end)))
-            elif launcher_kind(command[0].text) is not None:
+            elif launcher_kind(command[0].text) is not None and not starts_no_ranks(
+                    [w.text for w in command]):  # `mpirun --version` is set-up (s42 F3)
                 launch = _launch(script, command, prefix, number, last, scope, budget)
                 launch.origin = (base, script.settings, len(script.settings))
                 launch.in_loop = loops > 0
