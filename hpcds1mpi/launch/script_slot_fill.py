@@ -196,8 +196,9 @@ def _overfilled(script: "JobScript", launch: "Launch", value: str,
     """(nodes, ranks on the fullest) of more ``ranks`` than host list ``value`` has slots, as
     the MPI that runs them places them: Open MPI only when told ``--oversubscribe`` (which
     hydra refuses as an unknown option), hydra otherwise; the launch's name narrows it to one.
-    Warns where Open MPI refuses them (read as it runs them once told); None where the two
-    place them otherwise."""
+    Warns where Open MPI refuses them (read as it runs them once told); where the name does
+    not tell the MPI, notes what each needs (hydra no option, Open MPI ``--oversubscribe``);
+    None where the two place them otherwise."""
     from hpcds1mpi.launch.mpi_installation import LAUNCHER_FILE_NAMES
     from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 
@@ -209,14 +210,17 @@ def _overfilled(script: "JobScript", launch: "Launch", value: str,
     slots = sum(n for _, n in items)
     over = (f"line {launch.line}: {launch.launcher} -n {ranks} over host list {value[:80]}'s "
             f"{slots} slot{'s' if slots != 1 else ''}")
-    if family != MPICH and not runs[OPENMPI]:
-        refused = f"{over}: Open MPI refuses it (not enough slots); give --oversubscribe"
-        if family == OPENMPI:  # read as it runs once told so
-            script.warn(refused + ", or the hosts more slots")
-            runs[OPENMPI] = True
-        else:
-            script.note(f"{refused}; read as hydra (MPICH, Intel MPI) runs it, dealing the "
-                        "ranks round the list again")
+    if family == OPENMPI and not runs[OPENMPI]:  # read as it runs once told so
+        script.warn(f"{over}: Open MPI refuses it (not enough slots); give --oversubscribe, "
+                    "or the hosts more slots")
+        runs[OPENMPI] = True
+    elif family is None and not runs[OPENMPI]:
+        # which MPI's launcher it is is not told by its name: what each needs, so that a
+        # hydra user is not told to add --oversubscribe, which hydra refuses (s42 tester F10)
+        script.note(f"{over}: read as hydra (MPICH, Intel MPI) runs it, dealing the ranks "
+                    "round the list again, with no option; where it is Open MPI's, it refuses "
+                    "it (not enough slots) unless given --oversubscribe (an option hydra "
+                    "refuses), or give the hosts more slots")
     layouts = {MPICH: _dealt_again(items, ranks), OPENMPI: _spread_over(items, ranks)}
     readings = {(len(f), max(f)) for k, f in layouts.items() if runs[k]}
     if len(readings) > 1:

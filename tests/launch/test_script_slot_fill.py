@@ -113,7 +113,7 @@ def test_open_mpi_refusing_more_ranks_than_slots_is_said():
             "(not enough slots); give --oversubscribe, or the hosts more slots"
             ) in named.warnings, named.warnings
     plain = read_script(BARE.format(launch="mpirun --host n1:2 -np 4"))
-    assert any("Open MPI refuses it" in n and "read as hydra" in n for n in plain.notes)
+    assert any("Open MPI's, it refuses it" in n and "read as hydra" in n for n in plain.notes)
     hydra = read_script(BARE.format(launch="mpiexec.hydra --host n1:2 -np 4"))
     assert not any("refuses" in m for m in hydra.notes + hydra.warnings)
     told = read_script(BARE.format(launch="mpirun --oversubscribe --host n1:2 -np 4"))
@@ -137,3 +137,19 @@ def test_a_host_list_of_uneven_ranks_per_host_is_said(launch, hosts):
     assert any(hosts in n and "uneven" in n for n in script.notes), script.notes
     even = read_script("#!/bin/bash\n#SBATCH --time=00:05:00\nmpirun --host n1:2,n2:2 ./app 3\n")
     assert not any("uneven" in n for n in even.notes)
+
+
+def test_a_launcher_of_either_mpi_is_told_what_each_needs_not_to_add_what_hydra_refuses():
+    """s42 tester F10: hydra's `mpiexec -np 6` over a 4-slot host list was told "give
+    --oversubscribe", which hydra refuses (unrecognized argument); where the launcher's name
+    does not tell its MPI, the note says what each needs: hydra no option, Open MPI
+    --oversubscribe."""
+    script = read_script(BARE.format(launch="mpiexec --host n1:2,n2:2 -np 6"))
+    assert script.layout() == (2, 3, 1)  # as mpiexec.hydra reads (n1 4, n2 2: uneven)
+    [note] = [n for n in script.notes if "slots" in n and "uneven" not in n]
+    assert note == (
+        "line 3: mpiexec -n 6 over host list n1:2,n2:2's 4 slots: read as hydra (MPICH, Intel "
+        "MPI) runs it, dealing the ranks round the list again, with no option; where it is "
+        "Open MPI's, it refuses it (not enough slots) unless given --oversubscribe (an option "
+        "hydra refuses), or give the hosts more slots")
+    assert "give --oversubscribe" not in " ".join(script.notes + script.warnings)
