@@ -361,8 +361,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if pinned and pinned.split(" by hand")[0] not in asked.problem:
         notes.append(pinned)
     if label is None:
-        program = (launch.program or launch.program_raw) if launch else None
-        # s29 tester B1: "no launched program was found, so the script names no workload"
+        from hpcds1mpi.decide.script_workload import launched_program  # past a profiler (F7)
+        program = launched_program(launch) if launch else None  # s29 tester B1: not ''
         what = (f"the program {program!r} matches no workload the model was trained on"
                 if program else f"{no_launch(script)}, so its workload is not known"
                 if launch is None else f"line {launch.line}: the program {launch.launcher} "

@@ -108,6 +108,17 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
     return None
 
 
+def launched_program(launch: Launch) -> str | None:
+    """The program ``launch`` runs as written, past its container runners and tools
+    (``./myapp`` of ``srun nsys profile -o out ./myapp``: s42 tester F7), for the note that it
+    matches no workload; the runner's or tool's own word where none is read past it."""
+    from hpcds1mpi.launch.tool_wrappers import program_starts
+
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    starts = program_starts(words)
+    return words[starts[0]] if starts else (words[0] if words else None)
+
+
 def _deck(word: str, words: list[str], launch: Launch) -> str | None:
     """The kernel deck an ``hpcds1mpi run KERNEL --option ...`` line runs
     (:func:`~hpcds1mpi.records.kernel_options.run_deck`); None for any other word.
@@ -134,14 +145,14 @@ def _program_word(words: list[str]) -> list[str]:
     """The word that names a launched command's workload, in a list ([] for none): its program
     as the command check finds it (past exec wrappers, launchers and an interpreter's options;
     a shell's ``-c`` string read as its command, s41 tester B3; a container runner's command,
-    as the label rule reads it; after a profiler or debugger, each later word that is no
-    option, :mod:`~hpcds1mpi.launch.tool_wrappers`: s42 review R1), or for ``hpcds1mpi run
-    KERNEL`` the kernel. No other argument names it."""
+    as the label rule reads it; after a profiler or debugger, the program it runs, read the
+    same way from there, :mod:`~hpcds1mpi.launch.tool_wrappers`: s42 review R1, tester F7),
+    or for ``hpcds1mpi run KERNEL`` the kernel. No other argument names it."""
     from hpcds1mpi.decide.unmeasured_command import program_in
 
     from hpcds1mpi.launch.container_runners import container_program, image_name, \
         is_container_runner
-    from hpcds1mpi.launch.tool_wrappers import candidate_programs, is_tool
+    from hpcds1mpi.launch.tool_wrappers import is_tool, program_positions
 
     words = _shell_command(words) or words
     words = words[program_in(words):] if words else []
@@ -150,7 +161,7 @@ def _program_word(words: list[str]) -> list[str]:
         return _program_word(words[command:]) if command is not None \
             else [image_name(words[image])]
     if words and is_tool(words[0]):  # a profiler or debugger: the program after its options
-        return candidate_programs(words)
+        return [w for k in program_positions(words) for w in _program_word(words[k:])]
     if not words or stem(words[0]) != "hpcds1mpi":
         return words[:1]
     if words[1:2] != ["run"]:

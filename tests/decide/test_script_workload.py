@@ -296,3 +296,33 @@ def test_a_program_in_a_container_or_under_a_profiler_names_the_workload(line, l
     container or under a profiler or debugger matched none (before, any word had)."""
     script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
     assert match_workload(script.launch, ["stencil", "myapp"], RecordedCommands({})) == label
+
+
+@pytest.mark.parametrize("line, label", [
+    ("srun nsys profile -o stencil ./myapp 48", None),
+    ("srun ncu -o stencil ./myapp 48", None),
+    ("srun hpcrun -e CPUTIME -o stencil ./myapp 48", None),
+    ("srun nsys profile -o stencil myapp 48", None),
+    ("srun valgrind ./myapp stencil", None),
+    ("srun nsys profile -o prof ./stencil 128", "stencil"),
+    ("srun valgrind hpcds1mpi run --threads 2 stencil --size 48", "stencil"),
+    ("srun perf stat -e cycles -- stencil 48", "stencil")])
+def test_an_option_value_or_argument_of_a_tools_program_names_no_workload(line, label):
+    """s42 tester F7: after a profiler every later bare word was a candidate, so the ``-o``
+    value of ``nsys profile -o stencil ./myapp`` named the workload stencil whenever
+    ``./myapp`` matched none; the tool's program is one word now."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n")
+    assert match_workload(script.launch, ["stencil"], RecordedCommands({})) == label
+
+
+@pytest.mark.parametrize("line, program", [
+    ("srun nsys profile -o stencil ./myapp 48", "./myapp"),
+    ("srun apptainer exec img.sif valgrind -q ./myapp", "./myapp"),
+    ("srun ./myapp 48", "./myapp"),
+    ("srun apptainer run img.sif", "apptainer")])
+def test_the_note_names_the_program_past_its_profiler(line, program):
+    """s42 tester F7: advise said "the program 'nsys' matches no workload" of a job running
+    ./myapp under nsys."""
+    from hpcds1mpi.decide.script_workload import launched_program
+
+    assert launched_program(read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n").launch) == program
