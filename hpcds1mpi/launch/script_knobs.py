@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 # The precisions a launched program may ask for are those hpcds1mpi sweeps (``run
 # --precision``): one home, not a copy in script_request (s31 review M3).
 from hpcds1mpi.config import PRECISIONS
-from hpcds1mpi.launch.script_placeholders import launch_words, placeholder_words, stem
+from hpcds1mpi.launch.script_placeholders import launch_words, own_command_at, placeholder_words
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -58,6 +58,7 @@ def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None,
     for s in reversed(script.settings):
         if s.name == "HPCDS1MPI_DEVICE" and s.line <= launch.line and s.resolved in DEVICES:
             return s.resolved, f"line {s.line}: HPCDS1MPI_DEVICE={s.resolved}"
-    if stem(launch.program or launch.program_raw or "") == "hpcds1mpi" and args[:1] == ["run"]:
+    at = own_command_at(launch)  # past a container or profiler too (s42 tester F8)
+    if at is not None and launch_words(launch)[at + 1:at + 2] == ["run"]:
         return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"
     return None, ""

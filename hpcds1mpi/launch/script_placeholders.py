@@ -87,6 +87,27 @@ def launch_words(launch: "Launch") -> list[str]:
     return [launch.program or launch.program_raw, *launch.args]
 
 
+def inner_program_at(launch: "Launch") -> int | None:
+    """The index in :func:`launch_words` of the program ``launch`` runs past its container
+    runners and tools (``apptainer exec IMG ./app``, ``valgrind -q ./app``): 0 where it runs
+    none; None where no program is read past them (an image that runs its own)."""
+    from hpcds1mpi.launch.tool_wrappers import program_starts
+
+    starts = program_starts(launch_words(launch))
+    return starts[0] if starts else None
+
+
+def own_command_at(launch: "Launch") -> int | None:
+    """The index in :func:`launch_words` of the ``hpcds1mpi`` word ``launch`` runs, directly
+    or past container runners and tools (``apptainer exec IMG hpcds1mpi run ...``: its
+    ``--threads`` had been left as written and blamed on the runner, s42 tester F8); None
+    where it runs another program."""
+    from hpcds1mpi.launch.tool_wrappers import program_starts
+
+    words = launch_words(launch)
+    return next((k for k in program_starts(words) if stem(words[k]) == "hpcds1mpi"), None)
+
+
 def _lined_up(launch: "Launch", tokens: list[str]) -> list[tuple[str, str, int]] | None:
     """(recorded word, launched word, its index in :func:`_words`) from the program's name
     on (a wrapper or an interpreter before it in the script skipped); None when the two

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from hpcds1mpi.launch.script_gpus import read_step_gpus
 from hpcds1mpi.launch.script_options import DIGITS, range_note, to_int
-from hpcds1mpi.launch.script_placeholders import launch_words, placeholder_words, stem
+from hpcds1mpi.launch.script_placeholders import (launch_words, own_command_at,
+                                                 placeholder_words, stem)
 from hpcds1mpi.launch.script_unlaunched import program_line, unlaunched_note
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,7 +109,7 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
             script.note(f"line {launch.line}: hpcds1mpi run without --threads runs "
                         f"{own.threads} thread per rank (its default), whatever {other} says; "
                         f"read so (pass --threads {told} to run {told})")
-        elif other and told != own.threads and stem(launch.program or "") != "hpcds1mpi":
+        elif other and told != own.threads and own_command_at(launch) is None:
             from hpcds1mpi.launch.thread_mismatch import disagreement_warning
 
             # a job that may stop at once (GROMACS's mdrun), never measured: a warning (s37 G2)
@@ -166,23 +167,25 @@ class ProgramValue(NamedTuple):
 RUN_DEFAULT_THREADS = 1
 
 
-def _own_threads(script: "JobScript", launch: "Launch") -> ProgramValue | None:
-    """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes);
-    ``run`` without it runs :data:`RUN_DEFAULT_THREADS` (a rewrite adds ``--threads`` after
-    the ``run`` word), ``sweep`` without it is not known here (None)."""
+def _own_threads(script: "JobScript", launch: "Launch", at: int = 0) -> ProgramValue | None:
+    """hpcds1mpi run / sweep's ``--threads N`` (the last one given, as its parser takes),
+    its ``hpcds1mpi`` word at index ``at`` of the launch's words; ``run`` without it runs
+    :data:`RUN_DEFAULT_THREADS` (a rewrite adds ``--threads`` after the ``run`` word),
+    ``sweep`` without it is not known here (None)."""
     text = script.text
     # only the launch's own words: a comment or the next command (``; echo --threads 8``)
     # passes nothing to the program
     end = launch.spans[-1][1] if launch.spans else launch.span[1]
     word_starts = {start for start, _, _ in launch.spans}
-    start = _OWN_START_RE.search(text, launch.span[1], end)
+    begin = launch.spans[at][0] if 0 < at < len(launch.spans) else launch.span[1]
+    start = _OWN_START_RE.search(text, begin, end)
     found = [m for m in _OWN_THREADS_RE.finditer(text, start.end() if start else end, end)
              if m.start() in word_starts]
     if not found:
-        if launch.args[:1] != ["run"] or len(launch.spans) < 2:
+        if launch_words(launch)[at + 1:at + 2] != ["run"] or len(launch.spans) < at + 2:
             return None
         return ProgramValue(RUN_DEFAULT_THREADS, "hpcds1mpi run without --threads", [], [],
-                            add_at=launch.spans[1][1])
+                            add_at=launch.spans[at + 1][1])
     return _given_threads(script, launch, found[-1])
 
 
@@ -215,9 +218,9 @@ def program_threads(script: "JobScript", launch: "Launch | None") -> ProgramValu
     any other program, or where the launched command does not show one value there."""
     if launch is None:
         return None
-    if stem(launch.program or launch.program_raw or "") == "hpcds1mpi":
-        if launch.args and launch.args[0] in _OWN_COMMANDS:
-            return _own_threads(script, launch)
+    if (at := own_command_at(launch)) is not None:  # past a container or profiler (F8)
+        if launch_words(launch)[at + 1:at + 2] in ([c] for c in _OWN_COMMANDS):
+            return _own_threads(script, launch, at)
         return None
     return program_value(script, launch, "threads")
 

@@ -38,7 +38,8 @@ from hpcds1mpi.launch.script_edits import (SCHEDULER_VAR_RE, Change, Edits, dire
 from hpcds1mpi.launch.script_intel_pinning import intel_pinning_edits
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS
 from hpcds1mpi.launch.script_options import GPU_GRES, gpu_items, whole
-from hpcds1mpi.launch.script_placeholders import placeholder_words, stem
+from hpcds1mpi.launch.script_placeholders import (inner_program_at, launch_words,
+                                                 own_command_at, placeholder_words, stem)
 from hpcds1mpi.launch.script_request import program_threads, program_value
 from hpcds1mpi.launch.srun_cpus import adds_srun_c
 
@@ -298,10 +299,10 @@ def threads_note(script: "JobScript", to: Layout) -> str | None:
         return (f"line {launch.line}: the program's threads come from {', '.join(own.kept)}, "
                 f"which --rewrite does not change: set it to {to.threads}, or the job runs "
                 f"{own.threads} thread{'s' if own.threads > 1 else ''} per rank")
-    name = stem(launch.program)
-    if name == "hpcds1mpi":
+    if own_command_at(launch) is not None:
         return None
-    args = launch.args
+    words, at = launch_words(launch), inner_program_at(launch) or 0  # past a container or
+    name, args = stem(words[at]), words[at + 1:]  # profiler: its program's (s42 tester F8)
     said = next((a + ("" if "=" in a or k + 1 >= len(args) else f" {args[k + 1]}")
                  for k, a in enumerate(args) if _THREAD_OPTION_RE.match(a)), None)
     if said is None and script.command and "{threads}" not in script.command:
@@ -379,7 +380,7 @@ def ranks_note(script: "JobScript", to: Layout, was: Layout) -> str | None:
     launch = script.launch
     new, old = rank_counts(to), rank_counts(was)
     if launch is None or launch.program is None or new == old \
-            or stem(launch.program) == "hpcds1mpi":
+            or own_command_at(launch) is not None:
         return None
     command = script.command or ""
     if any("{" + key + "}" in command for key in new):

@@ -90,3 +90,27 @@ def test_a_threads_option_after_the_launch_is_not_the_programs(after):
     given = read_script("#SBATCH -N 1\nsrun hpcds1mpi run stencil --threads \\\n 3"
                         + after + "\n")
     assert given.threads == 3  # its own, continued on the next line, still counts
+
+
+@pytest.mark.parametrize("line", [
+    "srun apptainer exec sim.sif hpcds1mpi run --threads 2 stencil --size 48",
+    "srun singularity exec --nv sim.sif hpcds1mpi run --threads=2 stencil --size 48",
+    "srun valgrind --tool=memcheck hpcds1mpi run --threads 2 stencil --size 48",
+    "srun gdb --args hpcds1mpi run --threads 2 stencil --size 48",
+    "srun nsys profile -o prof hpcds1mpi run --threads 2 stencil --size 48",
+    "srun apptainer exec sim.sif valgrind ./x hpcds1mpi run --threads 2 stencil"])
+def test_the_programs_own_threads_are_read_past_a_container_or_profiler(line):
+    """s42 tester F8: under `apptainer exec IMG` or a profiler, `hpcds1mpi run --threads 2`
+    was no program's own thread option, so a rewrite to 1 thread left it at 2."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\n#SBATCH -c 2\n{line}\n")
+    own = sr.program_threads(script, script.launch)
+    if "./x" in line:  # valgrind runs ./x: hpcds1mpi is its argument
+        assert own is None
+    else:
+        assert own is not None and own.threads == 2 and own.spans
+
+
+def test_run_without_threads_under_a_container_gets_them_after_its_run_word():
+    text = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH -c 2\nsrun apptainer exec s.sif hpcds1mpi run gemm\n"
+    own = sr.program_threads(read_script(text), read_script(text).launch)
+    assert own.threads == sr.RUN_DEFAULT_THREADS and text[:own.add_at].endswith("hpcds1mpi run")

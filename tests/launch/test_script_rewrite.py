@@ -442,3 +442,20 @@ def test_a_per_cpu_memory_is_raised_per_cpu_of_the_rewritten_node():
     assert "#SBATCH --mem-per-cpu=345M\n" in text, text
     text, _ = rewrite(script, Layout(1, 2, 1))  # enough: kept
     assert "#SBATCH --mem-per-cpu=1M\n" in text
+
+
+@pytest.mark.parametrize("line, kept", [
+    ("srun apptainer exec sim.sif hpcds1mpi run --threads 2 stencil --size 48", None),
+    ("srun valgrind -q hpcds1mpi run --threads 2 stencil --size 48", None),
+    ("srun apptainer exec sim.sif gmx_mpi mdrun -ntomp 2", "gmx_mpi's own thread option "
+     "(-ntomp 2)")])
+def test_a_programs_thread_option_under_a_container_is_its_own(line, kept):
+    """s42 tester F8: `apptainer exec IMG hpcds1mpi run --threads 2` kept --threads 2 at one
+    thread per rank, and the note blamed "apptainer's own thread option"."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\n#SBATCH -c 2\n{line}\n")
+    out, _ = rewrite(script, Layout(1, 2, 1))
+    note = threads_note(script, Layout(1, 2, 1))
+    if kept is None:
+        assert "--threads 1 stencil" in out and note is None
+    else:
+        assert kept in note and "apptainer" not in note
