@@ -29,14 +29,16 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 #: Commands after a launch that cost next to nothing, beside the set-up commands: archiving
-#: and copying results, reading logs, asking the scheduler about the job.
+#: and copying results, reading logs, asking the scheduler about the job or chaining the next
+#: one (Slurm's and PBS's: s42 tester F6, `qsub -W depend=afterok:...` had kept the limit).
 CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
                    "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
                    "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
                    "readlink", "printenv", "stat", "tee", "sbatch", "scancel", "squeue",
                    "sacct", "scontrol", "jobstats", "kill", "deactivate", "nproc", "free",
                    "uname", "date", "hostname", "ls", "cat", "rm", "mkdir", "touch", "ln",
-                   "chmod", "true", "false", "sync"})
+                   "chmod", "true", "false", "sync", "qsub", "qstat", "qdel", "qalter",
+                   "qhold", "qrls", "qsig", "pbsnodes", "tracejob"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
 #: Words before a command that open or continue a structure (the command follows them).

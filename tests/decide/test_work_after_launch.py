@@ -48,6 +48,9 @@ def test_a_program_after_the_launch_is_found_with_its_line(body, found):
     # s42 review R4: chaining the next job, stopping a monitor, asking about the node
     "sbatch --dependency=afterok:$SLURM_JOB_ID next.sh\nkill $MON\njobstats\nnproc\nfree -g\n"
     "uname -a\nscancel $OTHER\ndeactivate\n",
+    # s42 tester F6: PBS's own chaining and queries, as Slurm's
+    "qsub -W depend=afterok:$PBS_JOBID next.pbs\nqstat -f $PBS_JOBID\nqdel $OTHER\n"
+    "pbsnodes -a\ntracejob $PBS_JOBID\n",
 ])
 def test_set_up_and_output_handling_after_the_launch_are_no_work(body):
     assert _after(body) is None
