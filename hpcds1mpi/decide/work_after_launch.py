@@ -16,7 +16,8 @@ included: a limit kept that need not be costs queue time, one cut that should no
 job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda shell.bash
 hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
 (:func:`work_before`; s42 review R3). A later launch line is the launches-more-than-once note's
-(:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands.
+(:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands; a command
+substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Commands after a launch that cost next to nothing, beside the set-up commands: archiving
 #: and copying results, reading logs, asking the scheduler about the job or chaining the next
-#: one (Slurm's and PBS's: s42 tester F6, `qsub -W depend=afterok:...` had kept the limit).
+#: one (Slurm's and PBS's: s42 tester F6, `qsub -W depend=afterok:...` had kept the limit),
+#: and what a ``$(...)`` commonly asks (``$(seq 1 4)``, ``$(id -u)``).
 CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
                    "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
                    "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
@@ -38,7 +40,8 @@ CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip
                    "sacct", "scontrol", "jobstats", "kill", "deactivate", "nproc", "free",
                    "uname", "date", "hostname", "ls", "cat", "rm", "mkdir", "touch", "ln",
                    "chmod", "true", "false", "sync", "qsub", "qstat", "qdel", "qalter",
-                   "qhold", "qrls", "qsig", "pbsnodes", "tracejob"})
+                   "qhold", "qrls", "qsig", "pbsnodes", "tracejob", "seq", "expr", "bc", "id",
+                   "whoami", "mktemp"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
 #: Words before a command that open or continue a structure (the command follows them).
@@ -142,14 +145,48 @@ def _lines_after(text: str, first: int, last: int):
 
 def _commands(text: str) -> list[list[str]]:
     """The simple commands of a line (its words, split where sh splits them); one
-    unsplittable (an unbalanced quote) is one command of its words as they stand."""
+    unsplittable (an unbalanced quote) is one command of its words as they stand. The
+    commands of its ``$(...)`` / backtick substitutions come first: they run before it
+    (``RESULT=$(python3 summarize.py)`` runs a program; s42 tester F1)."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.shell_words import words
 
+    inner = [c for sub in _substitutions(text) for c in _commands(sub)]
     try:
-        return [[w.text if w.text else w.raw for w in words(text, shell=True)]]
+        return inner + [[w.text if w.text else w.raw for w in words(text, shell=True)]]
     except ConfigError:
-        return [text.split()]
+        return inner + [text.split()]
+
+
+def _substitutions(text: str) -> list[str]:
+    """The texts of the outermost command substitutions in ``text`` (``$(...)``, backticks),
+    outside single quotes, where they run; ``$((...))`` is arithmetic, no command."""
+    found, k, quote = [], 0, ""
+    while k < len(text):
+        c = text[k]
+        if c == "\\" and quote != "'":
+            k += 2
+            continue
+        if quote != '"' and c == "'":
+            quote = "" if quote else "'"
+        elif quote == "'":
+            pass
+        elif c == '"':
+            quote = "" if quote else '"'
+        elif c == "`" and (end := text.find("`", k + 1)) > 0:
+            found.append(text[k + 1:end])
+            k = end
+        elif text.startswith("$(", k) and not text.startswith("$((", k):
+            depth, end = 0, k + 1
+            while end < len(text):
+                depth += {"(": 1, ")": -1}.get(text[end], 0)
+                if depth == 0:
+                    break
+                end += 1
+            found.append(text[k + 2:end])
+            k = end
+        k += 1
+    return found
 
 
 def _first_work(commands: list[list[str]], before: bool = False) -> str:

@@ -30,6 +30,11 @@ def _after(body: str, launch: str = LAUNCH):
     ("$POST out.dat\n", (6, "$POST out.dat")),  # a program not known here is work
     ("find . -name '*.dat' -exec python3 post.py {} +\n",  # runs a program of its own (R4)
      (6, "find . -name *.dat -exec python3 post.py {} +")),
+    # s42 tester F1: an assignment's command substitution runs a program
+    ("RESULT=$(python3 summarize.py out.dat)\necho $RESULT\n",
+     (6, "python3 summarize.py out.dat")),
+    ("x=`./post`\n", (6, "./post")),
+    ('echo "mean: $(awk -f m.awk $(./post out.dat))"\n', (6, "./post out.dat")),
 ])
 def test_a_program_after_the_launch_is_found_with_its_line(body, found):
     assert _after(body) == found
@@ -48,6 +53,9 @@ def test_a_program_after_the_launch_is_found_with_its_line(body, found):
     # s42 review R4: chaining the next job, stopping a monitor, asking about the node
     "sbatch --dependency=afterok:$SLURM_JOB_ID next.sh\nkill $MON\njobstats\nnproc\nfree -g\n"
     "uname -a\nscancel $OTHER\ndeactivate\n",
+    # substitutions that ask something, arithmetic, quoted text
+    'N=$(nproc)\nfor i in $(seq 1 4); do echo $i; done\nOUT=$(basename $(pwd))\n'
+    "echo $((2 * 3)) '$(python3 x.py)'\nD=`date +%s`\n",
     # s42 tester F6: PBS's own chaining and queries, as Slurm's
     "qsub -W depend=afterok:$PBS_JOBID next.pbs\nqstat -f $PBS_JOBID\nqdel $OTHER\n"
     "pbsnodes -a\ntracejob $PBS_JOBID\n",
