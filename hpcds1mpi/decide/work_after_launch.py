@@ -59,8 +59,8 @@ _SHOWN = 60
 
 def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     """(line number, the command as written, cut to 60 characters) of the first program that
-    ``script`` runs after ``launch`` and that is work (see the module's text); None where it
-    runs none."""
+    ``script`` runs after ``launch`` and that is work (see the module's text), an exit trap's
+    set before the launch last; None where it runs none."""
     found = _first_work([list(launch.then)])
     if found:
         return launch.line, found
@@ -71,7 +71,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
         found = _first_work(_commands(text))
         if found:
             return number, found
-    return None
+    return _exit_trap_work(script.text, launch.line)
 
 
 def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
@@ -106,7 +106,8 @@ def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
         return None
     number, command = found
     where = "its launch" if number == launch.line else f"the launch on line {launch.line}"
-    return (f"line {number} runs `{command}` after {where}: the recommended walltime covers "
+    runs = "runs" if number >= launch.line else "sets an exit trap that runs"  # before it
+    return (f"line {number} {runs} `{command}` after {where}: the recommended walltime covers "
             f"the launch alone, so --rewrite keeps {_kept(script)}; check it covers both")
 
 
@@ -192,7 +193,22 @@ def _substitutions(text: str) -> list[str]:
 def _first_work(commands: list[list[str]], before: bool = False) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
-    written on one line; ""."""
+    written on one line; "". An exit trap's command runs at the end, after the launch
+    (:func:`_exit_trap`): work there, none before it."""
+    for words, _ in _simple_commands(commands):
+        handler = _exit_trap(words)
+        at = None if handler is not None else _work_at(words, before)
+        if handler and not before and (found := _first_work(_commands(handler))):
+            return found
+        if at is not None:
+            shown = " ".join(words[at:])
+            return shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
+    return ""
+
+
+def _simple_commands(commands: list[list[str]]):
+    """(words without redirections, the separator after them) of each simple command among
+    ``commands`` (each a line's words, separators among them)."""
     from hpcds1mpi.launch.script_options import REDIRECT_RE, SHELL_STOP
 
     for tokens in commands:
@@ -201,13 +217,31 @@ def _first_work(commands: list[list[str]], before: bool = False) -> str:
             if word not in SHELL_STOP and word != ";;":
                 command.append(word)
                 continue
-            words = _without_redirections(command, REDIRECT_RE)
-            at = _work_at(words, before)
-            if at is not None:
-                shown = " ".join(words[at:])
-                return shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
+            yield _without_redirections(command, REDIRECT_RE), word
             command = []
-    return ""
+
+
+def _exit_trap(words: list[str]) -> str | None:
+    """The command a ``trap CMD EXIT`` (or ``0``) sets to run when the script ends (s42
+    tester F2: ``trap 'python3 post.py' EXIT`` post-processes after the launch); "" for a
+    trap on signals alone or one reset (``trap - EXIT``); None where ``words`` set none."""
+    k = next((k for k, w in enumerate(words) if w not in _CONTROL), len(words))
+    if words[k:k + 1] != ["trap"] or len(words) < k + 3 or words[k + 1].startswith("-"):
+        return None
+    exits = {"EXIT", "SIGEXIT", "0"}
+    return words[k + 1] if any(w.upper() in exits for w in words[k + 2:]) else ""
+
+
+def _exit_trap_work(text: str, before_line: int) -> tuple[int, str] | None:
+    """(line number, command) of the first work an exit trap set before line
+    ``before_line`` runs at the script's end; None where none."""
+    for number, line in _lines_after(text, 1, 0):
+        if number >= before_line:
+            return None
+        for words, _ in _simple_commands(_commands(line)):
+            if (handler := _exit_trap(words)) and (found := _first_work(_commands(handler))):
+                return number, found
+    return None
 
 
 def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]:

@@ -102,3 +102,23 @@ def test_a_program_before_the_launch_is_work_and_set_up_is_none(before, found):
     assert work_before(script, script.launch) == found
     note = work_after_note(script, script.launch)
     assert (note is not None and "before the launch" in note and "00:30:00" in note) == bool(found)
+
+
+@pytest.mark.parametrize("before, after, found", [
+    ("trap 'python3 post.py' EXIT\n", "", (5, "python3 post.py")),
+    ('trap "cp out.dat $HOME/; python3 post.py" 0 TERM\n', "", (5, "python3 post.py")),
+    ("", "trap 'python3 post.py' EXIT\n", (6, "python3 post.py")),
+    ("trap 'cp out.dat $HOME/' EXIT\n", "", None),  # output handling
+    ("trap 'python3 post.py' TERM USR1\n", "", None),  # runs only on a signal
+    ("trap - EXIT\n", "", None),
+])
+def test_an_exit_traps_command_runs_after_the_launch(before, after, found):
+    """s42 tester F2: `trap 'python3 post.py' EXIT` post-processes when the script ends, after
+    the launch; it is no work before it."""
+    script = read_script(f"{HEAD}{before}{LAUNCH}\n{after}")
+    assert work_after(script, script.launch) == found
+    assert work_before(script, script.launch) is None
+    note = work_after_note(script, script.launch)
+    assert (note or "").startswith("line 5 sets an exit trap that runs `python3 post.py` after "
+                                   "the launch on line 6" if found and before else
+                                   "line 6 runs" if found else "")
