@@ -17,7 +17,9 @@ job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda 
 hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
 (:func:`work_before`; s42 review R3). A later launch line is the launches-more-than-once note's
 (:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands; a command
-substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``).
+substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``); an
+exec wrapper that runs no program (``env``, ``numactl --hardware``) prints and exits; a command
+in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Commands after a launch that cost next to nothing, beside the set-up commands: archiving
 #: and copying results, reading logs, asking the scheduler about the job or chaining the next
 #: one (Slurm's and PBS's: s42 tester F6, `qsub -W depend=afterok:...` had kept the limit),
-#: and what a ``$(...)`` commonly asks (``$(seq 1 4)``, ``$(id -u)``).
+#: what a ``$(...)`` commonly asks (``$(seq 1 4)``, ``$(id -u)``), and recording the job's
+#: software and machine (``git rev-parse HEAD``, ``ldd ./app``, ``lfs setstripe``: s42 F4).
 CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
                    "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
                    "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
@@ -41,7 +44,8 @@ CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip
                    "uname", "date", "hostname", "ls", "cat", "rm", "mkdir", "touch", "ln",
                    "chmod", "true", "false", "sync", "qsub", "qstat", "qdel", "qalter",
                    "qhold", "qrls", "qsig", "pbsnodes", "tracejob", "seq", "expr", "bc", "id",
-                   "whoami", "mktemp"})
+                   "whoami", "mktemp", "git", "ldd", "lfs", "lstopo", "lstopo-no-graphics",
+                   "hwloc-ls", "numastat", "getconf", "lsb_release", "ulimit"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
 #: Words before a command that open or continue a structure (the command follows them).
@@ -61,14 +65,15 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     """(line number, the command as written, cut to 60 characters) of the first program that
     ``script`` runs after ``launch`` and that is work (see the module's text), an exit trap's
     set before the launch last; None where it runs none."""
-    found = _first_work([list(launch.then)])
+    waits = _wait_lines(script.text)
+    found = _first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits))
     if found:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     for number, text in _lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines:
             continue
-        found = _first_work(_commands(text))
+        found = _first_work(_commands(text), waited=any(n > number for n in waits))
         if found:
             return number, found
     return _exit_trap_work(script.text, launch.line)
@@ -81,12 +86,14 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     Set-up before a launch (``source env.sh``, ``eval "$(conda shell.bash hook)"``) is none;
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    waits = _wait_lines(script.text)
     for number, text in _lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
         if number in launch_lines:
             continue
-        found = _first_work(_commands(text), before=True)
+        found = _first_work(_commands(text), before=True,
+                            waited=any(n > number for n in waits))
         if found:
             return number, found
     return None
@@ -190,12 +197,17 @@ def _substitutions(text: str) -> list[str]:
     return found
 
 
-def _first_work(commands: list[list[str]], before: bool = False) -> str:
+def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
     written on one line; "". An exit trap's command runs at the end, after the launch
-    (:func:`_exit_trap`): work there, none before it."""
-    for words, _ in _simple_commands(commands):
+    (:func:`_exit_trap`): work there, none before it. A command run in the background
+    (``./monitor.sh &``) holds no job time unless a ``wait`` waits for it: later on its
+    line, or on a later line (``waited``; s42 tester F4)."""
+    simple = list(_simple_commands(commands))
+    for k, (words, separator) in enumerate(simple):
+        if separator == "&" and not (waited or any(_is_wait(w) for w, _ in simple[k + 1:])):
+            continue
         handler = _exit_trap(words)
         at = None if handler is not None else _work_at(words, before)
         if handler and not before and (found := _first_work(_commands(handler))):
@@ -204,6 +216,17 @@ def _first_work(commands: list[list[str]], before: bool = False) -> str:
             shown = " ".join(words[at:])
             return shown if len(shown) <= _SHOWN else shown[:_SHOWN - 3] + "..."
     return ""
+
+
+def _is_wait(words: list[str]) -> bool:
+    """Whether a simple command's ``words`` wait for background jobs."""
+    return next((w for w in words if w not in _CONTROL), None) == "wait"
+
+
+def _wait_lines(text: str) -> list[int]:
+    """The numbers of the shell lines of ``text`` that run a ``wait``."""
+    return [number for number, line in _lines_after(text, 1, 0)
+            if any(_is_wait(w) for w, _ in _simple_commands(_commands(line)))]
 
 
 def _simple_commands(commands: list[list[str]]):
@@ -260,7 +283,7 @@ def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]
 def _work_at(words: list[str], before: bool = False) -> int | None:
     """Where the command that a simple command's ``words`` run starts (past control words and
     assignments), if it runs a program that takes time; None where it does not."""
-    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, program_index
+    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, is_wrapper, program_index
     from hpcds1mpi.launch.wrapper_program import SETUP_COMMANDS
 
     k = 0
@@ -271,6 +294,8 @@ def _work_at(words: list[str], before: bool = False) -> int | None:
         return None
     program = words[k:][program_index(words[k:]):]  # past `env X=1`, `nice -n 5`, `time -p`
     name = os.path.basename(program[0]) if program else ""
+    if is_wrapper(name) and all(w.startswith("-") for w in program[1:]):
+        return None  # runs no program: prints and exits (`env`, `numactl --hardware`)
     takes_time = name == "sleep" if before else name in TAKE_TIME  # before: set-up
     if not name or (not takes_time and (name in SETUP_COMMANDS or name in CHEAP)):
         return None

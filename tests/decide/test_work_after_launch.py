@@ -122,3 +122,19 @@ def test_an_exit_traps_command_runs_after_the_launch(before, after, found):
     assert (note or "").startswith("line 5 sets an exit trap that runs `python3 post.py` after "
                                    "the launch on line 6" if found and before else
                                    "line 6 runs" if found else "")
+
+
+@pytest.mark.parametrize("before, after, found", [
+    # s42 tester F4: inspection before the launch, a monitor in the background
+    ("env | sort > env.txt\nnumactl --hardware\ngit rev-parse HEAD > version.txt\n"
+     "ldd ./prog\nlfs setstripe -c 4 .\n", "", None),
+    ("./monitor.sh &\nMON=$!\n", "kill $MON\n", None),
+    ("", "./post_a out.dat &\n", None),  # the job ends with the script
+    ("./pre_a &\n./pre_b &\nwait\n", "", (5, "./pre_a")),  # waited for: work
+    ("./pre_a & ./pre_b & wait\n", "", (5, "./pre_a")),
+    ("./monitor.sh &\n", "wait\n", (5, "./monitor.sh")),
+    ("numactl --cpunodebind=0 ./pre\n", "", (5, "numactl --cpunodebind=0 ./pre")),
+])
+def test_inspection_and_unwaited_background_jobs_are_no_work(before, after, found):
+    script = read_script(f"{HEAD}{before}{LAUNCH}\n{after}")
+    assert (work_before(script, script.launch) or work_after(script, script.launch)) == found
