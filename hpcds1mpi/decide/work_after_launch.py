@@ -19,7 +19,8 @@ hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
 (:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands; a command
 substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``); an
 exec wrapper that runs no program (``env``, ``numactl --hardware``) prints and exits; a command
-in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it.
+in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it. The
+first call of a shell function whose body holds the launch is that launch; a later one is work.
 """
 
 from __future__ import annotations
@@ -57,6 +58,9 @@ _NO_PROGRAM = frozenset({"for", "select", "case", "function"})
 _HEREDOC_RE = re.compile(r"(?<!<)<<(?!<)(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?")
 #: A redirection operator whose file is the next word (``>``, ``2>>``, ``<<``).
 _BARE_REDIRECT_RE = re.compile(r"(\d*|&)(>>?|<|<<-?|<<<)")
+#: A shell function's definition: ``name() {``, ``function name {``.
+_FUNCTION_RE = re.compile(r"\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
+                          r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*(\{|$)")
 #: The most characters of a command shown.
 _SHOWN = 60
 
@@ -65,15 +69,17 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     """(line number, the command as written, cut to 60 characters) of the first program that
     ``script`` runs after ``launch`` and that is work (see the module's text), an exit trap's
     set before the launch last; None where it runs none."""
-    waits = _wait_lines(script.text)
-    found = _first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits))
+    waits, calls = _wait_lines(script.text), _launching_functions(script)
+    found = _first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits),
+                        launching=_first_calls(calls, launch.line))
     if found:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     for number, text in _lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines:
             continue
-        found = _first_work(_commands(text), waited=any(n > number for n in waits))
+        found = _first_work(_commands(text), waited=any(n > number for n in waits),
+                            launching=_first_calls(calls, number))
         if found:
             return number, found
     return _exit_trap_work(script.text, launch.line)
@@ -86,14 +92,15 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     Set-up before a launch (``source env.sh``, ``eval "$(conda shell.bash hook)"``) is none;
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    waits = _wait_lines(script.text)
+    waits, calls = _wait_lines(script.text), _launching_functions(script)
     for number, text in _lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
         if number in launch_lines:
             continue
         found = _first_work(_commands(text), before=True,
-                            waited=any(n > number for n in waits))
+                            waited=any(n > number for n in waits),
+                            launching=_first_calls(calls, number))
         if found:
             return number, found
     return None
@@ -125,6 +132,40 @@ def _kept(script: "JobScript") -> str:
     limit = "--time" if script.scheduler == "slurm" else "walltime"
     return f"its {limit} ({format_time_limit(script.time_s, script.scheduler)})" \
         if script.time_s else "its time limit as it is (none set: the partition's default)"
+
+
+def _launching_functions(script: "JobScript") -> dict[str, int]:
+    """The shell functions whose body holds a launch, each with the line of its first call:
+    that call is the launch, no work besides it (s42 tester F5: ``run_sim`` had been work
+    after the launch its body holds); a later call launches again, and is work."""
+    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT
+
+    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    names: dict[str, int] = {}
+    open_at, depth, name = 0, 0, ""
+    for number, text in _lines_after(script.text, 1, 0):
+        if not depth and (match := _FUNCTION_RE.match(text)):
+            name, open_at = match.group(1) or match.group(2), number
+        if name:
+            for word in (w for c in _commands(text) for w in c):
+                depth += {"{": 1, "}": -1}.get(word, 0)
+            if any(open_at <= n <= number for n in launch_lines):
+                names.setdefault(name, 0)
+            if depth <= 0 and (number > open_at or "}" in text):
+                name, depth = "", 0
+            continue
+        for words, _ in _simple_commands(_commands(text)):
+            called = next((w for w in words if w not in _CONTROL and not ASSIGNMENT.match(w)),
+                          "")
+            if names.get(called) == 0:
+                names[called] = number
+    return names
+
+
+def _first_calls(calls: dict[str, int], number: int) -> frozenset[str]:
+    """The functions of ``calls`` (:func:`_launching_functions`) first called on line
+    ``number``: there, their call is the launch."""
+    return frozenset(name for name, first in calls.items() if first == number)
 
 
 def _lines_after(text: str, first: int, last: int):
@@ -197,19 +238,21 @@ def _substitutions(text: str) -> list[str]:
     return found
 
 
-def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False) -> str:
+def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False,
+                launching: frozenset[str] = frozenset()) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
     written on one line; "". An exit trap's command runs at the end, after the launch
     (:func:`_exit_trap`): work there, none before it. A command run in the background
     (``./monitor.sh &``) holds no job time unless a ``wait`` waits for it: later on its
-    line, or on a later line (``waited``; s42 tester F4)."""
+    line, or on a later line (``waited``; s42 tester F4). A call of a function in
+    ``launching`` is a launch."""
     simple = list(_simple_commands(commands))
     for k, (words, separator) in enumerate(simple):
         if separator == "&" and not (waited or any(_is_wait(w) for w, _ in simple[k + 1:])):
             continue
         handler = _exit_trap(words)
-        at = None if handler is not None else _work_at(words, before)
+        at = None if handler is not None else _work_at(words, before, launching)
         if handler and not before and (found := _first_work(_commands(handler))):
             return found
         if at is not None:
@@ -280,7 +323,8 @@ def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]
     return out
 
 
-def _work_at(words: list[str], before: bool = False) -> int | None:
+def _work_at(words: list[str], before: bool = False,
+             launching: frozenset[str] = frozenset()) -> int | None:
     """Where the command that a simple command's ``words`` run starts (past control words and
     assignments), if it runs a program that takes time; None where it does not."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, is_wrapper, program_index
@@ -297,7 +341,8 @@ def _work_at(words: list[str], before: bool = False) -> int | None:
     if is_wrapper(name) and all(w.startswith("-") for w in program[1:]):
         return None  # runs no program: prints and exits (`env`, `numactl --hardware`)
     takes_time = name == "sleep" if before else name in TAKE_TIME  # before: set-up
-    if not name or (not takes_time and (name in SETUP_COMMANDS or name in CHEAP)):
+    if not name or name in launching or (not takes_time and (name in SETUP_COMMANDS
+                                                              or name in CHEAP)):
         return None
     return k
 

@@ -138,3 +138,15 @@ def test_an_exit_traps_command_runs_after_the_launch(before, after, found):
 def test_inspection_and_unwaited_background_jobs_are_no_work(before, after, found):
     script = read_script(f"{HEAD}{before}{LAUNCH}\n{after}")
     assert (work_before(script, script.launch) or work_after(script, script.launch)) == found
+
+
+@pytest.mark.parametrize("script_body, found", [
+    # s42 tester F5: calling the function that holds the launch is the launch
+    (f"run_sim() {{\n  {LAUNCH}\n}}\nrun_sim\n", None),
+    (f"function run_sim {{\n  {LAUNCH}\n}}\nrun_sim 128 && echo done\n", None),
+    (f"run_sim()\n{{\n  {LAUNCH}\n}}\nrun_sim 128\nrun_sim 256\n", (10, "run_sim 256")),  # again
+    (f"run_sim() {{\n  {LAUNCH}\n}}\nrun_sim\npython3 plot.py\n", (9, "python3 plot.py")),
+])
+def test_a_call_of_the_function_holding_the_launch_is_no_work(script_body, found):
+    script = read_script(f"{HEAD}{script_body}")
+    assert (work_before(script, script.launch) or work_after(script, script.launch)) == found
