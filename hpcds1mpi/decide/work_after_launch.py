@@ -1,5 +1,8 @@
 """Work a job script does besides its launch: the job's time limit must cover it too.
 
+A launch that runs its program under a profiler or debugger (``srun valgrind ./app``) is
+such a case as well: the model measured the program without the tool (:func:`slowing_tool`).
+
 A recommended walltime covers one launch of the measured program. A script that runs a program
 after it — on a later line (``python3 plot.py``, ``./postprocess``, ``gnuplot run.gp``) or after
 ``;`` / ``&&`` / ``|`` on the launch's own line — needs that program's time as well, which the
@@ -49,6 +52,9 @@ CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip
                    "hwloc-ls", "numastat", "getconf", "lsb_release", "ulimit"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
+#: Tools of :data:`~hpcds1mpi.launch.tool_wrappers.TOOLS` that pin or containerise the
+#: program, at no cost to its run time.
+NO_SLOWDOWN = frozenset({"likwid-pin", "shifter"})
 #: Words before a command that open or continue a structure (the command follows them).
 _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do", "done",
                       "esac", "{", "}", "(", ")", "!", "exec", "command", "builtin"})
@@ -107,8 +113,13 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
 
 
 def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
-    """The one line for a script that runs work before or after ``launch``: its time limit
-    is kept; None where it runs none."""
+    """The one line for a script that runs work before or after ``launch``, or runs its
+    program under a profiler or debugger (:func:`slowing_tool`): its time limit is kept;
+    None where it does neither."""
+    if launch is not None and (tool := slowing_tool(launch)):
+        return (f"line {launch.line} runs the program under `{tool}`, which slows it: the "
+                f"recommended walltime is the program's alone, measured without it, so "
+                f"--rewrite keeps {_kept(script)}; check it covers the run under {tool}")
     found = work_after(script, launch) if launch is not None else None
     before = work_before(script, launch) if launch is not None and found is None else None
     if before is not None:
@@ -123,6 +134,20 @@ def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
     runs = "runs" if number >= launch.line else "sets an exit trap that runs"  # before it
     return (f"line {number} {runs} `{command}` after {where}: the recommended walltime covers "
             f"the launch alone, so --rewrite keeps {_kept(script)}; check it covers both")
+
+
+def slowing_tool(launch: "Launch") -> str:
+    """The profiler or debugger ``launch`` runs its program under (``srun valgrind
+    --tool=memcheck ./app``: memcheck runs it 10-50 times slower, ``gdb --args`` waits on its
+    input), past exec wrappers; "" for none, or for a binder or container runner that costs
+    no time (:data:`NO_SLOWDOWN`). The model measured the program without it (s42 tester F9:
+    the bare program's walltime had been proposed)."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.tool_wrappers import is_tool
+
+    words = [launch.program_raw or launch.program or "", *launch.args]
+    word = os.path.basename(words[program_index(words)]) if words[0] else ""
+    return word if is_tool(word) and word not in NO_SLOWDOWN else ""
 
 
 def _kept(script: "JobScript") -> str:

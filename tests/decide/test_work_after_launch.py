@@ -150,3 +150,22 @@ def test_inspection_and_unwaited_background_jobs_are_no_work(before, after, foun
 def test_a_call_of_the_function_holding_the_launch_is_no_work(script_body, found):
     script = read_script(f"{HEAD}{script_body}")
     assert (work_before(script, script.launch) or work_after(script, script.launch)) == found
+
+
+@pytest.mark.parametrize("launch, tool", [
+    # s42 tester F9: the measured program ran without the tool, which slows it
+    ("srun valgrind --tool=memcheck --log-file=v.log ./prog 128", "valgrind"),
+    ("mpirun -np 4 nsys profile -o out ./prog 128", "nsys"),
+    ("srun numactl -l strace -f ./prog 128", "strace"),
+    ("srun gdb -batch -ex run --args ./prog 128", "gdb"),
+    ("srun tau_exec -T mpi ./prog 128", "tau_exec"),
+    ("srun likwid-pin -c 0-3 ./prog 128", ""),  # pins, at no cost
+    (LAUNCH, ""),
+])
+def test_a_program_under_a_profiler_or_debugger_keeps_the_limit(launch, tool):
+    script = read_script(f"{HEAD}{launch}\n")
+    note = work_after_note(script, script.launch)
+    assert note == (f"line 5 runs the program under `{tool}`, which slows it: the recommended "
+                    "walltime is the program's alone, measured without it, so --rewrite keeps "
+                    f"its --time (00:30:00); check it covers the run under {tool}"
+                    if tool else None)
