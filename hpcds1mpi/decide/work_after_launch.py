@@ -353,6 +353,7 @@ def _work_at(words: list[str], before: bool = False,
     """Where the command that a simple command's ``words`` run starts (past control words and
     assignments), if it runs a program that takes time; None where it does not."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, is_wrapper, program_index
+    from hpcds1mpi.launch.informational_launches import starts_no_ranks
     from hpcds1mpi.launch.wrapper_program import SETUP_COMMANDS
 
     k = 0
@@ -368,6 +369,8 @@ def _work_at(words: list[str], before: bool = False,
     takes_time = name == "sleep" if before else name in TAKE_TIME  # before: set-up
     if not name or name in launching or (not takes_time and (name in SETUP_COMMANDS
                                                               or name in CHEAP)):
+        return None
+    if starts_no_ranks(program):  # `mpirun --version`: prints and exits (s42 tester F3)
         return None
     return k
 

@@ -169,3 +169,11 @@ def test_a_program_under_a_profiler_or_debugger_keeps_the_limit(launch, tool):
                     "walltime is the program's alone, measured without it, so --rewrite keeps "
                     f"its --time (00:30:00); check it covers the run under {tool}"
                     if tool else None)
+
+
+def test_a_launcher_asked_only_for_its_version_before_the_launch_is_no_work():
+    """s42 tester F3: `mpirun --version` before the launch is read as no launch
+    (launch/informational_launches.py), and so it is no work either: it prints and exits."""
+    for line in ("mpirun --version", "srun --version", "mpiexec --help"):
+        script = read_script(f"{HEAD}{line}\n{LAUNCH}\n")
+        assert work_before(script, script.launch) is None, line
