@@ -162,12 +162,13 @@ def _kept(script: "JobScript") -> str:
 def _launching_functions(script: "JobScript") -> dict[str, int]:
     """The shell functions whose body holds a launch, each with the line of its first call:
     that call is the launch, no work besides it (s42 tester F5: ``run_sim`` had been work
-    after the launch its body holds); a later call launches again, and is work."""
+    after the launch its body holds); a later call launches again, and is work, as is a first
+    call inside a loop (it launches once per pass)."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT
 
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     names: dict[str, int] = {}
-    open_at, depth, name = 0, 0, ""
+    open_at, depth, name, loops = 0, 0, "", 0
     for number, text in _lines_after(script.text, 1, 0):
         if not depth and (match := _FUNCTION_RE.match(text)):
             name, open_at = match.group(1) or match.group(2), number
@@ -182,7 +183,9 @@ def _launching_functions(script: "JobScript") -> dict[str, int]:
         for words, _ in _simple_commands(_commands(text)):
             called = next((w for w in words if w not in _CONTROL and not ASSIGNMENT.match(w)),
                           "")
-            if names.get(called) == 0:
+            loops += words[:1] in (["for"], ["while"], ["until"], ["select"])
+            loops -= "done" in words
+            if names.get(called) == 0 and loops <= 0:  # in a loop it launches again: work
                 names[called] = number
     return names
 

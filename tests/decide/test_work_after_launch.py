@@ -146,6 +146,10 @@ def test_inspection_and_unwaited_background_jobs_are_no_work(before, after, foun
     (f"function run_sim {{\n  {LAUNCH}\n}}\nrun_sim 128 && echo done\n", None),
     (f"run_sim()\n{{\n  {LAUNCH}\n}}\nrun_sim 128\nrun_sim 256\n", (10, "run_sim 256")),  # again
     (f"run_sim() {{\n  {LAUNCH}\n}}\nrun_sim\npython3 plot.py\n", (9, "python3 plot.py")),
+    # called in a loop it launches once per pass: work, the limit kept (not one launch's)
+    (f"run_sim() {{\n  {LAUNCH}\n}}\nfor s in 1 2; do run_sim $s; done\n",
+     (8, "run_sim $s")),
+    (f"run_sim() {{\n  {LAUNCH}\n}}\nfor s in 1 2\ndo\n  run_sim $s\ndone\n", (10, "run_sim $s")),
 ])
 def test_a_call_of_the_function_holding_the_launch_is_no_work(script_body, found):
     script = read_script(f"{HEAD}{script_body}")
