@@ -379,4 +379,4 @@ def _work_at(words: list[str], before: bool = False,
 
 
 #: How the recommended side's walltime was set where work besides the launch keeps it.
-AFTER_BASIS = "it runs a program besides the launch, see the note"
+AFTER_BASIS = "it runs more than the measured program, see the note"

@@ -266,8 +266,8 @@ def test_a_program_after_the_launch_keeps_the_scripts_time_limit(bundle, places,
     assert not any(c.line == 6 for c in a.changes)  # the --time line
     said = [n for n in a.notes if "after" in n and "keeps its --time (00:30:00)" in n]
     assert len(said) == 1 and said[0].startswith(f"line {line} runs `"), a.notes
-    assert a.recommended.walltime_basis == ("kept from the script: it runs a program besides the "
-                                            "launch, see the note")
+    assert a.recommended.walltime_basis == ("kept from the script: it runs more than the measured "
+                                            "program, see the note")
 
 
 def test_set_up_and_copying_after_the_launch_still_get_one_launchs_limit(bundle, places):
