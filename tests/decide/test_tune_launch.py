@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.helpers import run_cli
+from tests.commands.test_tune import CLUSTER  # one 2-core partition, as tune's tests use
 
 SRUN_PMIX = {"launcher": "srun", "command": "srun", "flavour": "Srun", "args": [], "mpi": "pmix"}
 
@@ -84,14 +85,6 @@ def test_an_mpirun_swept_program_is_not_moved_off_srun_inside_an_allocation(in_a
                 "flavour": "OpenMpiMpirun", "args": [], "mpi": ""}
     taken, said = _launch(_bundle(recorded))
     assert taken.mpiexec is None and said == []
-
-
-CLUSTER = """\
-[clusters.box.partitions.debug]
-cores_per_node = 2
-memory_gb = 4
-max_nodes = 1
-"""
 
 
 def test_tune_launcher_mpiexec_takes_the_mpiexec_the_models_sweep_ran(tmp_path):

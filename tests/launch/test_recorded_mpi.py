@@ -15,66 +15,27 @@ from hpcds1mpi.launch import script_mpi_check as mpi_check
 from hpcds1mpi.launch.recorded_mpi import recorded_mpi
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
+# the fixtures dispatcher and launchers are used by name
+from tests.launch.recorded_launch_cases import (SRUN_PMIX, checks, dispatcher,  # noqa: F401
+                                                launchers, swept)
 
-#: A program whose MPI cannot be read: a shell script that chooses its binary in an ``if``,
-#: as Debian's HYPHYMPI chooses its SIMD build.
-DISPATCHER = ("#!/bin/sh\nEXE=/usr/lib/nowhere/bin/app\n"
-              "if grep -q avx /proc/cpuinfo; then \"$EXE-avx\" \"$@\"; exit; fi\n"
-              "\"$EXE\" \"$@\"\n")
-
-
-@pytest.fixture
-def launchers():
-    """Debian's Open MPI mpirun and MPICH hydra (their --version read once, as elsewhere)."""
-    from hpcds1mpi.launch.launchers import version_text
-
-    found = {"openmpi": system_program("mpirun.openmpi"),
-             "mpich": system_program("mpiexec.mpich")}
-    for launcher in found.values():
-        version_text(launcher)
-    return found
-
-
-@pytest.fixture
-def dispatcher(tmp_path):
-    """The folder holding ``app``, a program whose file does not tell its MPI."""
-    app = tmp_path / "app"
-    app.write_text(DISPATCHER)
-    app.chmod(0o755)
-    return tmp_path
-
-
-def _swept(launcher: str) -> dict:
-    return {"launcher": "mpiexec", "command": launcher, "args": [], "mpi": "",
-            "flavour": "OpenMpiMpirun" if "openmpi" in launcher else "HydraMpiexec"}
-
-
-SRUN_PMIX = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix",
-             "flavour": "Srun"}
-
-
-def _checks(text: str, folder, recorded, conf=None) -> tuple[list[str], list[str]]:
-    script = read_script(text)
-    env = {"PATH": os.environ["PATH"], "SLURM_CONF": str(conf or folder / "none.conf")}
-    return mpi_check.launch_checks(script, str(folder), env,
-                                   measured=(script.launches[-1].line, recorded))
 
 
 def test_a_recorded_mpirun_gives_its_family_and_its_installations_library(launchers):
-    found = recorded_mpi(_swept(launchers["openmpi"]))
+    found = recorded_mpi(swept(launchers["openmpi"]))
     assert found.family == "openmpi" and found.launcher == launchers["openmpi"]
     assert found.library and "libmpi" in os.path.basename(found.library)
     assert os.path.isfile(found.library)
-    assert recorded_mpi(_swept(launchers["mpich"])).family == "mpich"
+    assert recorded_mpi(swept(launchers["mpich"])).family == "mpich"
     srun = recorded_mpi(SRUN_PMIX)
     assert srun.family is None and srun.launcher == "srun --mpi=pmix"
     assert recorded_mpi(None) is None and recorded_mpi({}) is None
 
 
 def test_another_familys_mpirun_for_an_unread_program_is_warned_of(launchers, dispatcher):
-    recorded = recorded_mpi(_swept(launchers["openmpi"]))
+    recorded = recorded_mpi(swept(launchers["openmpi"]))
     text = f"#!/bin/bash\n#SBATCH --ntasks=2\n{launchers['mpich']} -n 2 ./app in.bf\n"
-    warnings, notes = _checks(text, dispatcher, recorded)
+    warnings, notes = checks(text, dispatcher, recorded)
     assert len(warnings) == 1 and not notes, (warnings, notes)
     assert warnings[0].startswith("line 3: app is linked against Open MPI (as the model's "
                                   f"sweep found: it ran it as one job with "
@@ -82,13 +43,13 @@ def test_another_familys_mpirun_for_an_unread_program_is_warned_of(launchers, di
     assert "independent 1-rank copies" in warnings[0]
     assert f"launch it with {launchers['openmpi']}" in warnings[0]
     fits = f"#!/bin/bash\n#SBATCH --ntasks=2\n{launchers['openmpi']} -n 2 ./app in.bf\n"
-    assert _checks(fits, dispatcher, recorded) == ([], [])
+    assert checks(fits, dispatcher, recorded) == ([], [])
     # only the measured program's line: advise's other lines are left as before
     assert mpi_check.launch_checks(read_script(text), str(dispatcher)) == ([], [])
 
 
 def test_srun_pmi2_for_an_unread_open_mpi_program_is_warned_of(launchers, dispatcher):
-    recorded = recorded_mpi(_swept(launchers["openmpi"]))
+    recorded = recorded_mpi(swept(launchers["openmpi"]))
     if recorded.library is None:
         pytest.skip("Debian's libmpi not beside its mpirun")
     from hpcds1mpi.launch.pmix_support import openmpi_slurm_pmi
@@ -96,23 +57,23 @@ def test_srun_pmi2_for_an_unread_open_mpi_program_is_warned_of(launchers, dispat
     if openmpi_slurm_pmi(recorded.library)[0] is not False:
         pytest.skip("this Open MPI has Slurm's PMI")
     text = "#!/bin/bash\n#SBATCH --ntasks=2\nsrun --mpi=pmi2 ./app in.bf\n"
-    warnings, _ = _checks(text, dispatcher, recorded)
+    warnings, _ = checks(text, dispatcher, recorded)
     assert len(warnings) == 1 and "--mpi=pmi2, which Open MPI cannot wire up" in warnings[0]
     assert "add --mpi=pmix" in warnings[0]
     script = read_script(text)
     assert mpi_check.srun_fix(script, script.launches[-1], str(dispatcher),
                               recorded=recorded)[0] == "pmix"  # what --rewrite gives
     fits = "#!/bin/bash\n#SBATCH --ntasks=2\nsrun --mpi=pmix ./app in.bf\n"
-    assert _checks(fits, dispatcher, recorded) == ([], [])
+    assert checks(fits, dispatcher, recorded) == ([], [])
 
 
 def test_a_program_read_from_its_file_keeps_its_own_mpi(launchers, tmp_path):
     """The recorded MPI stands in only where the file does not tell: an MPICH program swept
     (wrongly) under Open MPI's mpirun is still read as MPICH."""
     mpich_app = system_program("NPmpich2")
-    recorded = recorded_mpi(_swept(launchers["openmpi"]))
+    recorded = recorded_mpi(swept(launchers["openmpi"]))
     text = f"#!/bin/bash\n#SBATCH --ntasks=2\n{launchers['openmpi']} -n 2 {mpich_app}\n"
-    warnings, _ = _checks(text, tmp_path, recorded)
+    warnings, _ = checks(text, tmp_path, recorded)
     assert len(warnings) == 1 and "NPmpich2 is linked against the MPICH family" in warnings[0]
 
 
@@ -125,7 +86,7 @@ def test_advise_takes_the_mpi_the_bundles_sweep_recorded(launchers, dispatcher):
     wheel = str(Path(sys.executable).parent / "mpirun")
     hydra = wheel if os.path.exists(wheel) else launchers["mpich"]
     script = read_script(f"#!/bin/bash\n#SBATCH --ntasks=2\n{hydra} -np 2 ./app in-30.bf\n")
-    command = measured_command("./app in-{size}.bf", _swept(launchers["openmpi"]))
+    command = measured_command("./app in-{size}.bf", swept(launchers["openmpi"]))
     warnings, _ = launch_notes(script, script.launch, command, str(dispatcher))
     assert any("as the model's sweep found" in w and "1-rank copies" in w for w in warnings), \
         warnings
