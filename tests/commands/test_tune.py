@@ -16,6 +16,17 @@ max_nodes = 1
 """
 
 
+def train_for_tune(tmp_path, app, reading: list[str]) -> list[str]:
+    """Train a 2-member model from ``s.h5`` in ``tmp_path`` and give the tune command of
+    ``app`` at size 2 under mpiexec with it (its ``--out`` left to the caller)."""
+    res = run_cli(["train", "--telemetry", "s.h5", "--out", "model", "--members", "2",
+                   "--no-embedding"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return ["tune", "--program", f"{app} {{size}}", "--label", "app", "--size", "2",
+            "--model", "model", "--launcher", "mpiexec", "--cluster", "c.toml",
+            "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
+
+
 def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_"))}
@@ -650,12 +661,7 @@ def test_tune_a_program_takes_the_models_workdir_and_setup_and_yours_win(tmp_pat
                    "mpiexec", "--cluster", "c.toml", *reading, "--out", "s.h5",
                    "--no-progress"], cwd=tmp_path, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
-    res = run_cli(["train", "--telemetry", "s.h5", "--out", "model", "--members", "2",
-                   "--no-embedding"], cwd=tmp_path, timeout=240)
-    assert res.returncode == 0, res.stderr[-2000:]
-    base = ["tune", "--program", f"{app} {{size}}", "--label", "app", "--size", "2",
-            "--model", "model", "--launcher", "mpiexec", "--cluster", "c.toml",
-            "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
+    base = train_for_tune(tmp_path, app, reading)
     # The setup is shell code from the bundle: said with the option, never run unasked (s37
     # reviewer R2: another program of the label ran it); the folder is taken.
     (tmp_path / "cases/2-1/made.txt").unlink()  # what the sweep's setup made there

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.helpers import run_cli
-from tests.commands.test_tune import CLUSTER  # one 2-core partition, as tune's tests use
+from tests.commands.test_tune import CLUSTER, train_for_tune  # as tune's own tests
 
 SRUN_PMIX = {"launcher": "srun", "command": "srun", "flavour": "Srun", "args": [], "mpi": "pmix"}
 
@@ -106,12 +106,7 @@ def test_tune_launcher_mpiexec_takes_the_mpiexec_the_models_sweep_ran(tmp_path):
                    "--cluster", "c.toml", *reading, "--out", "s.h5", "--no-progress"],
                   cwd=tmp_path, timeout=180)
     assert res.returncode == 0, res.stderr[-2000:]
-    res = run_cli(["train", "--telemetry", "s.h5", "--out", "model", "--members", "2",
-                   "--no-embedding"], cwd=tmp_path, timeout=240)
-    assert res.returncode == 0, res.stderr[-2000:]
-    base = ["tune", "--program", f"{app} {{size}}", "--label", "app", "--size", "2",
-            "--model", "model", "--launcher", "mpiexec", "--cluster", "c.toml",
-            "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
+    base = train_for_tune(tmp_path, app, reading)
     res = run_cli([*base, "--out", "t.h5"], cwd=tmp_path, timeout=240)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (f"tune: each trial of app launches with {openmpi}, the mpiexec the program's "
