@@ -130,6 +130,18 @@ def error_lines(stderr: str) -> list[str]:
 
 
 #: A small MPI program with no OpenMP: it prints its rank count and its own time.
+#: A plan's [sweep] table that measures each configuration once, fast, at 1 rank x 1 thread,
+#: fp64 (the kernel-option tests add their [[kernel]] tables).
+ONE_QUICK_LAYOUT = """[sweep]
+min_repeats = 1
+max_repeats = 1
+min_time = 0
+ranks_per_node = [1]
+threads = [1]
+precisions = ["fp64"]
+"""
+
+
 UNTHREADED = r"""
 #include <mpi.h>
 #include <stdio.h>

@@ -4,16 +4,9 @@ trained pooled with it)."""
 
 from __future__ import annotations
 
-from tests.helpers import run_cli
+from tests.helpers import ONE_QUICK_LAYOUT, run_cli
 
-PLAN = """[sweep]
-min_repeats = 1
-max_repeats = 1
-min_time = 0
-ranks_per_node = [1]
-threads = [1]
-precisions = ["fp64"]
-
+PLAN = ONE_QUICK_LAYOUT + """
 [[kernel]]
 name = "stencil"
 sizes = {sizes}

@@ -9,16 +9,9 @@ import json
 from hpcds1mpi.records.kernel_options import (decks_note, kernel_of, labelled, no_run_line,
                                               options_label, options_text, run_options,
                                               typed_options)
-from tests.helpers import run_cli
+from tests.helpers import ONE_QUICK_LAYOUT, run_cli
 
-PLAN = """[sweep]
-min_repeats = 1
-max_repeats = 1
-min_time = 0
-ranks_per_node = [1]
-threads = [1]
-precisions = ["fp64"]
-
+PLAN = ONE_QUICK_LAYOUT + """
 [[kernel]]
 name = "stencil"
 sizes = [16, 24, 32, 40]
