@@ -267,13 +267,18 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             cpus = int(m.group(2)) if m.group(2) else cpus
             script.where("ranks", mapping.line)
     filled = None  # (hosts, ranks on the fullest) where mpirun fills slots
-    if not per_node:  # -n alone: slots filled node after node (s40 tester A8)
-        from hpcds1mpi.launch.script_slot_fill import host_list_ranks, slot_fill
+    if launch.kind == "mpi":
+        from hpcds1mpi.launch.script_slot_fill import (every_slot, host_list_ranks,
+                                                       ranks_per_host, slot_fill)
 
-        if ranks is None and (ranks := host_list_ranks(launch)):  # a rank on each slot (s42)
+        # a host list without -n: a rank on each slot (s42), or K on each host (s43)
+        if ranks is None and (ranks := host_list_ranks(launch, per_node)):
             script.ntasks = ranks
             script.where("ranks", launch.options["host"].line)
-        if ranks and (filled := slot_fill(script, launch, ranks, *job)):
+        per_node = ranks_per_host(launch, per_node)
+        # -n alone: slots filled node after node (s40 tester A8)
+        if not per_node and ranks and (filled := (slot_fill(script, launch, ranks, *job)
+                                                  or every_slot(script, launch, ranks))):
             per_node = filled[1]
     if per_node:
         script.ntasks_per_node = per_node

@@ -22,6 +22,15 @@ Without ``-n``, both start a rank on every slot of the host list (s42: ``--host 
 the list's slots: hydra deals them round the list again (``n1:2,n2:2 -n 6``: 4 on n1, 2 on
 n2); Open MPI refuses ("not enough slots") unless told ``--oversubscribe``, then spreads what
 is over the slots evenly, the first hosts one more (3 and 3).
+
+Without ``-n`` under a launch that spreads its ranks (s43, measured in a 2-node salloc of 2
+tasks per node: Open MPI 4.1.4, MPICH 5.0.2's hydra, Intel MPI's hydra with ``-bootstrap
+slurm``): ``--map-by node`` still starts a rank on every slot (``n1,n2``: 1 + 1, ``n1:2,n2:2``:
+2 + 2, ``n1,n2,n1``: 2 on n1, 1 on n2); K ranks per node (hydra's ``-ppn K``, Open MPI's
+``-npernode K``, ``--map-by ppr:K:node``, ``--pernode`` for 1) start K on each host of the list
+(``n1:2,n2:2 -ppn 1``: 2, ``n1,n2 -ppn 2``: 4 under hydra, which ignores the slots; Open MPI
+refuses K over a host's slots, "not enough slots", and joins a host named again:
+``n1,n2,n1 -npernode 1``: 2).
 """
 
 from __future__ import annotations
@@ -99,15 +108,48 @@ def _fills_slots(launch: "Launch") -> bool:
     return policy in _FILLING
 
 
-def host_list_ranks(launch: "Launch") -> int | None:
+def ranks_per_host(launch: "Launch", per_node: int | None) -> int | None:
+    """The ranks ``launch`` starts on each host by its own word: ``per_node`` (its ``-ppn``,
+    ``-npernode``, ``ppr:K:node``), 1 for ``--pernode``; None where it names none."""
+    return per_node or (1 if launch.kind == "mpi" and "pernode" in launch.options else None)
+
+
+def host_list_ranks(launch: "Launch", per_node: int | None = None) -> int | None:
     """The ranks ``launch`` starts without ``-n``: one on each slot of the host list it
-    writes out (``--host n1,n1``: 2, ``-hosts n1:2,n2:2``: 4); None without one, or where it
-    spreads its ranks itself."""
+    writes out (``--host n1,n1``: 2, ``-hosts n1:2,n2:2``: 4, under ``--map-by node`` too),
+    or ``per_node`` (:func:`ranks_per_host`) on each of its hosts; None without one, with a
+    host file, or where it spreads its ranks otherwise (``-rr``, ``--bynode``: not measured)."""
     hosts = launch.options.get("host")
-    if hosts is None or "ntasks" in launch.options or not _fills_slots(launch):
+    if hosts is None or "ntasks" in launch.options or launch.kind != "mpi" or \
+            "hostfile" in launch.options:
         return None
     items = _host_slots(hosts.value or "")
-    return sum(n for _, n in items) if items else None
+    if not items:
+        return None
+    if per_host := ranks_per_host(launch, per_node):
+        return per_host * len(_joined(items, anywhere=True))
+    return sum(n for _, n in items) if _fills_slots(launch) or _by_node(launch) else None
+
+
+def _by_node(launch: "Launch") -> bool:
+    """Whether ``launch`` spreads its ranks by ``--map-by node`` (with or without modifiers)
+    and no other spreading option."""
+    mapping = launch.options.get("map-by")
+    return mapping is not None and (mapping.value or "").split(":")[0].lower() == "node" \
+        and not any(o in launch.options for o in _SPREADING)
+
+
+def every_slot(script: "JobScript", launch: "Launch", ranks: int) -> tuple[int, int] | None:
+    """(hosts, ranks on the fullest) of ``launch`` under ``--map-by node`` running ``ranks``,
+    as many as its host list's slots: every slot runs one, a host named again adding its
+    slots to the first mention (Open MPI 4.1.4: ``n1,n2,n1`` runs 2 on n1); None otherwise."""
+    hosts = launch.options.get("host")
+    items = _host_slots(hosts.value or "") if hosts is not None and _by_node(launch) else None
+    if not items or ranks != sum(n for _, n in items):
+        return None
+    counts = [n for _, n in _joined(items, anywhere=True)]
+    _uneven(script, launch, hosts.value or "", counts)
+    return len(counts), max(counts)
 
 
 def slot_fill(script: "JobScript", launch: "Launch", ranks: int, nodes: int | None,

@@ -78,7 +78,7 @@ BARE = "#!/bin/bash\n#SBATCH --time=00:05:00\n{launch} ./hyb 30000\n"
     ("mpiexec --hosts n1,n1", (1, 2, 1)), ("mpiexec -hosts n1:2,n2:2", (2, 2, 1)),
     ("mpirun --host n1:3", (1, 3, 1)),
     # a rank count or ranks per node of its own: read from those, as before
-    ("mpirun --host n1,n1 -n 1", (1, 1, 1)), ("mpirun --host n1:2,n2:2 --npernode 1", None)])
+    ("mpirun --host n1,n1 -n 1", (1, 1, 1))])
 def test_mpirun_without_n_starts_a_rank_on_each_slot_of_its_host_list(launch, layout):
     """s42: `mpirun --host n1,n1 ./prog` (no -np) was read as 1 rank; Open MPI and hydra
     both start 2."""
@@ -87,6 +87,34 @@ def test_mpirun_without_n_starts_a_rank_on_each_slot_of_its_host_list(launch, la
         assert script.ntasks is None, launch
     else:
         assert script.layout() == layout, launch
+
+
+@pytest.mark.parametrize("launch, layout", [
+    # s43: measured in a 2-node salloc of 2 tasks per node (Open MPI 4.1.4, MPICH 5.0.2's
+    # hydra, Intel MPI's hydra): --map-by node still runs a rank on every slot ...
+    ("mpirun --host n1,n2 --map-by node", (2, 1, 1)),
+    ("mpirun.openmpi --host n1:2,n2:2 --map-by node", (2, 2, 1)),
+    ("mpirun --host n1,n2 --map-by node:oversubscribe", (2, 1, 1)),
+    # ... and K ranks per node run K on each host of the list, whatever its slots
+    ("mpiexec -hosts n1,n2 -ppn 2", (2, 2, 1)), ("mpiexec.hydra -hosts n1:2,n2:2 -ppn 1", (2, 1, 1)),
+    ("mpiexec --hosts n1:2,n2:2 -ppn 3", (2, 3, 1)),
+    ("mpirun --host n1:2,n2:2 --npernode 1", (2, 1, 1)),
+    ("mpirun.openmpi --host n1:3,n2:3 -npernode 2", (2, 2, 1)),
+    ("mpirun --host n1:2,n2:2 --map-by ppr:1:node", (2, 1, 1)),
+    ("mpirun --host n1:2,n2:2 --pernode", (2, 1, 1)),
+    ("mpirun.openmpi --host n1,n2,n1 -npernode 1", (2, 1, 1))])
+def test_a_host_list_without_n_under_a_spreading_map_is_counted(launch, layout):
+    """Session 41's left list: `mpirun --host n1,n2 --map-by node ./a` and `mpiexec -hosts
+    n1,n2 -ppn 2 ./a` were read as 1 rank on 1 node; they run 2 and 4 over 2 hosts."""
+    script = read_script(BARE.format(launch=launch))
+    assert (script.layout(), script.ntasks) == (layout, layout[0] * layout[1]), launch
+
+
+def test_a_host_named_again_under_map_by_node_is_said_uneven():
+    """Open MPI 4.1.4: `--host n1,n2,n1 --map-by node` runs ranks 0 and 2 on n1, 1 on n2."""
+    script = read_script(BARE.format(launch="mpirun --host n1,n2,n1 --map-by node"))
+    assert script.ntasks == 3 and script.layout() == (2, 2, 1)
+    assert any("runs 2, 1 ranks on its 2 hosts, an uneven layout" in n for n in script.notes)
 
 
 @pytest.mark.parametrize("launch, layout", [
