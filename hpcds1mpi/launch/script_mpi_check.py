@@ -415,7 +415,8 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
                   ) -> tuple[list[str], list[str]]:
     """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
     and :func:`srun_check`, each (program, launcher) pair said once, at its first line; a host
-    list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) and a
+    list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) or
+    spelled as its MPI refuses (:mod:`~hpcds1mpi.launch.host_spelling`) and a
     binding of one core for a rank's threads
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of. ``skip``:
     the lines whose program is not the measured one
@@ -424,6 +425,7 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     launcher is run; the module-system lines before a launch are, as :func:`mpi_mismatch`
     says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
     :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
+    from hpcds1mpi.launch.host_spelling import host_spelling_warning
     from hpcds1mpi.launch.script_hosts import host_list_warning
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
@@ -437,8 +439,10 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
         elif found := (mpi_mismatch(script, launch, cwd, env, seen=seen, recorded=ours)
                      or srun_check(script, launch, cwd, env, seen=seen, recorded=ours)):
             (warnings if found[0] == "warning" else notes).append(found[1])
+        named = launch_family(script, launch, cwd)  # a host spelling by the sweep's MPI too
         warnings += [w for w in (host_list_warning(script, launch),
-                                 one_core_warning(script, launch,
-                                                  launch_family(script, launch, cwd))) if w]
+                                 host_spelling_warning(script, launch, named or (
+                                     ours.family if ours else None)),
+                                 one_core_warning(script, launch, named)) if w]
     return warnings, notes
 
