@@ -7,7 +7,8 @@ A cluster file holds one or more clusters, each with one or more partitions::
     qos = "normal"
     modules = ["openmpi/4.1"]
     gres_syntax = "gpus-per-node"  # or "gres" (--gres=gpu:N)
-    mpi = "pmi2"                   # srun --mpi plugin: pmix (Open MPI), pmi2 (MPICH), none
+    mpi = "pmi2"                   # srun --mpi plugin: pmix (Open MPI), pmi2 (MPICH), none;
+                                   # unset: pmi2, or the plugin a model's sweep ran with
     launcher = "srun"              # optional: srun, mpiexec or mpirun in batch scripts
     mpiexec = "/usr/bin/mpirun.openmpi"  # optional: the site's mpiexec/mpirun (path or name)
     launcher_args = "--bind-to core"     # optional: options after the launcher's own, in
@@ -144,7 +145,9 @@ class Cluster:
     qos: str = ""
     modules: list[str] = field(default_factory=list)
     gres_syntax: str = "gpus-per-node"
-    mpi: str = "pmi2"
+    #: srun's ``--mpi`` plugin the file names; "" where it names none (pmi2, unless a
+    #: model's sweep recorded another): an explicit ``mpi = "pmi2"`` is kept apart (s42)
+    mpi: str = ""
     launcher: str = ""
     mpiexec: str = ""
     launcher_args: str = ""

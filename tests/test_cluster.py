@@ -136,7 +136,7 @@ def test_a_good_file_keeps_its_values_and_defaults(tmp_path):
     path.write_text("[cluster]\nname = 'x'\nmodules = ['m']\n" + P + "max_watts_node = 300\n")
     cluster = load_cluster(path)
     part = cluster.partition("cpu")
-    assert cluster.name == "x" and cluster.modules == ["m"] and cluster.mpi == "pmi2"
+    assert cluster.name == "x" and cluster.modules == ["m"] and cluster.mpi == ""  # unset
     assert (part.cores_per_node, part.memory_gb, part.max_nodes, part.gpus_per_node) == (4, 4, 1, 0)
     assert part.max_watts_node == 300 and part.idle_watts_node is None
     path.write_text(P)

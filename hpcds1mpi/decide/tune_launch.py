@@ -5,7 +5,8 @@ program's sweep in the model ran it with, as ``recommend --emit``'s script launc
 s42 tester E5: a program swept under ``srun --mpi=pmix`` (Open MPI on Slurm) got a script
 launching it so from recommend, but tune defaulted to pmi2 in the same allocation and refused
 it, with a cluster file its only way out. ``--launcher`` (another kind), ``--mpiexec``,
-``--launcher-args`` and a cluster file that names a launcher still win.
+``--launcher-args`` and a cluster file that names a launcher (its ``mpi`` too, ``"pmi2"``
+included: s42, it had read as naming none) still win.
 """
 
 from __future__ import annotations

@@ -40,11 +40,11 @@ RETRAIN_HINT = ("; the model records no launcher for this program (trained befor
 
 def names_launcher(cluster) -> bool:
     """Whether ``cluster`` says how to launch: a ``launcher``, ``mpiexec`` or
-    ``launcher_args`` key, or an srun ``--mpi`` other than the default."""
+    ``launcher_args`` or ``mpi`` key (``mpi = "pmi2"`` too: the default written out is the
+    user's choice, s42)."""
     if cluster is None:
         return False
-    return bool(cluster.launcher or cluster.mpiexec or cluster.launcher_args
-                or (cluster.mpi or _DEFAULT_MPI) != _DEFAULT_MPI)
+    return bool(cluster.launcher or cluster.mpiexec or cluster.launcher_args or cluster.mpi)
 
 
 def measured_cluster(cluster, scheduler: str, launch: dict | None, program: str | None = None):
@@ -136,10 +136,12 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | No
     name = cluster.launcher or ("srun" if scheduler == "slurm" else "mpiexec")
     given = cluster.mpiexec or name
     if kind == "srun":
-        if name == "srun" or scheduler != "slurm":
+        same_plugin = mpi in ("", None, cluster.mpi or _DEFAULT_MPI)  # srun's, as measured
+        if scheduler != "slurm" or name == "srun" and same_plugin:
             return None
-        measured, keys = (f"srun --mpi={mpi}" if mpi else "srun"), \
-            'launcher = "srun"' + (f' and mpi = "{mpi}"' if mpi else "")
+        measured = f"srun --mpi={mpi}" if mpi else "srun"
+        keys = (f'mpi = "{mpi}"' if name == "srun" else
+                'launcher = "srun"' + (f' and mpi = "{mpi}"' if mpi else ""))
     elif kind in ("mpiexec", "mpirun") and command:
         from hpcds1mpi.launch.mpi_installation import same_launcher
 
@@ -159,7 +161,7 @@ def unmeasured_launcher(cluster, scheduler: str, launch: dict, program: str | No
         return None
     args = launch.get("args") or []
     keys += f" and launcher_args = {shlex.join(args)!r}" if args else ""
-    ours = f"srun --mpi={cluster.mpi}" if name == "srun" and cluster.mpi else given
+    ours = f"srun --mpi={cluster.mpi or _DEFAULT_MPI}" if name == "srun" else given
     prefix = openmpi_prefix(command, args) if kind != "srun" else None
     # s36 tester M2: said of "./sz_mpich" too; it holds for a program named without a folder
     first = prefix_bin_first(command, args) if prefix else None

@@ -65,7 +65,7 @@ class ClusterSettings(Schema):
     qos: StrictStr = ""
     modules: list[StrictStr] = []
     gres_syntax: Literal["gpus-per-node", "gres"] = "gpus-per-node"
-    mpi: StrictStr = "pmi2"
+    mpi: StrictStr = ""  # unset: srun's pmi2; set (pmi2 too), it wins over a model's
     launcher: StrictStr = ""
     mpiexec: StrictStr = ""
     launcher_args: StrictStr = ""

@@ -18,17 +18,19 @@ def _bundle(launched_with: dict) -> SimpleNamespace:
     return SimpleNamespace(workloads={"dolfinx"}, _measured_levels={"dolfinx": levels})
 
 
-def _launch(bundle, *, launcher=None, given=None, submit=False):
+def _launch(bundle, *, launcher=None, given=None, submit=False, cluster_file=None):
     """(the choice tune's trials use, the lines said) for ``dolfinx-scaling-test {size}``."""
     from hpcds1mpi.decide.tune_launch import model_launch
     from hpcds1mpi.launch.preflight import LaunchChoice
 
     given = given or {}
-    choice = LaunchChoice.of(launcher=launcher, mpi=None, mpiexec=given.get("--mpiexec"),
-                             launcher_args=given.get("--launcher-args"))
+    choice = LaunchChoice.of(launcher=launcher, mpi=given.get("--mpi"),
+                             mpiexec=given.get("--mpiexec"),
+                             launcher_args=given.get("--launcher-args"),
+                             cluster_file=cluster_file)
     said: list[str] = []
     taken = model_launch(choice, bundle, "dolfinx", "dolfinx-scaling-test --ndofs {size}",
-                         launcher, given, None, None, submit, said.append)
+                         launcher, given, cluster_file, None, submit, said.append)
     return taken, said
 
 
@@ -58,6 +60,20 @@ def test_tune_in_an_allocation_takes_the_srun_plugin_the_models_sweep_ran(in_all
 def test_the_users_launcher_wins_over_the_models(in_allocation, how):
     taken, said = _launch(_bundle(SRUN_PMIX), **how)
     assert taken.mpi == "pmi2" and said == []
+
+
+def test_a_cluster_files_explicit_mpi_wins_over_the_models_even_pmi2(in_allocation, tmp_path):
+    """s42: ``mpi = "pmi2"`` read as naming none (pmi2 being the default), so the model's
+    recorded pmix won over the plugin the user wrote; now any ``mpi`` the file sets wins."""
+    for plugin in ("pmi2", "none"):
+        site = tmp_path / f"{plugin}.toml"
+        site.write_text(f'[cluster]\nmpi = "{plugin}"\n' + CLUSTER.replace("clusters.box.", ""))
+        taken, said = _launch(_bundle(SRUN_PMIX), cluster_file=str(site))
+        assert taken.mpi == plugin and said == [], (plugin, said)
+    unset = tmp_path / "unset.toml"  # no mpi key: the model's, as before
+    unset.write_text(CLUSTER)
+    taken, said = _launch(_bundle(SRUN_PMIX), cluster_file=str(unset))
+    assert taken.mpi == "pmix" and len(said) == 1
 
 
 def test_srun_settings_are_taken_only_where_the_trials_launch_with_srun(monkeypatch):

@@ -442,3 +442,17 @@ def test_a_cluster_mpirun_of_another_installation_by_path_that_loads_another_mpi
     _, note = measured_cluster(bare, "slurm", measured, f"{app} {{size}}")
     assert note and "it loads" not in note, note
 
+
+
+def test_a_cluster_files_explicit_pmi2_wins_over_the_recorded_plugin_and_is_said():
+    """s42: ``mpi = "pmi2"`` read as naming none (pmi2 was the default), so the model's
+    recorded ``srun --mpi=pmix`` was written instead of the plugin the user chose."""
+    srun = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix", "flavour": "Srun"}
+    site = Cluster("lab", mpi="pmi2")
+    assert names_launcher(site)
+    cluster, note = measured_cluster(site, "slurm", srun)
+    assert cluster is site and for_script("slurm", cluster, 2).mpi == "pmi2"
+    assert note.startswith("launches with the cluster file's srun --mpi=pmi2, but the program "
+                           "was measured under srun --mpi=pmix only"), note
+    assert note.endswith('to launch it as measured set mpi = "pmix" in the cluster file'), note
+    assert measured_cluster(Cluster("lab", mpi="pmix"), "slurm", srun)[1] is None  # as measured

@@ -407,7 +407,7 @@ def test_a_cluster_read_from_the_allocation_or_this_machine_is_said_to_be_no_fil
     # a file the user gave, even one with no launch keys: its own keys are the fix
     given = load_cluster(Path(__file__).parent.parent / "data" / "clusters" /
                          "two_partitions.toml")
-    assert given.mpi == "pmi2" and not given.launcher  # the keys' defaults
+    assert not given.mpi and not given.launcher  # no launch keys (mpi unset: pmi2)
     job = BatchJob(config=Configuration(1, 2, 1), partition=given.partition(), program=hpcc,
                    cluster=given, job_name="j", time_limit_s=600)
     with pytest.raises(ConfigError) as refused:
