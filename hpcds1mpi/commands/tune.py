@@ -84,76 +84,6 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
         raise TelemetryError(f"--out {out}: not writable; choose a folder you can write to")
 
 
-def _program_launch(program: str | None, *, launcher, cluster_file, partition, given: dict):
-    """The launch choice and readings of ``--program`` (None, None for a kernel), checked as
-    the sweep checks them (:class:`~hpcds1mpi.launch.preflight.LaunchChoice`,
-    :class:`~hpcds1mpi.measure.readings.Readings`).
-
-    Raises:
-        ConfigError: one of :data:`PROGRAM_OPTIONS` with ``--kernel``; a bad ``--mpiexec``,
-            ``--launcher-args``, regex, ``--output-file``, ``--workdir`` or ``--setup``
-            (exit 2).
-    """
-    from hpcds1mpi.errors import ConfigError
-
-    if program is None:
-        wrong = [name for name, value in given.items() if value is not None]
-        if wrong:
-            raise ConfigError(f"{', '.join(wrong)} applies to --program only (a kernel runs "
-                              f"as hpcds1mpi sweep under the launcher): drop "
-                              f"{'them' if len(wrong) > 1 else 'it'} or give --program")
-        return None, None
-    from hpcds1mpi.launch.preflight import LaunchChoice
-    from hpcds1mpi.measure.readings import Readings
-
-    readings = Readings.of(time_regex=given["--time-regex"], fom_regex=given["--fom-regex"],
-                           ranks_regex=given["--ranks-regex"], fail_regex=given["--fail-regex"],
-                           output_file=given["--output-file"])
-    if given["--workdir"] is not None:
-        from hpcds1mpi.launch.program import no_control
-
-        no_control(given["--workdir"], "--workdir")
-    from hpcds1mpi.measure.setup_command import check_setup
-
-    check_setup(given["--setup"])
-    from hpcds1mpi.launch.script_placeholders import split_command
-
-    choice = LaunchChoice.of(launcher=launcher, mpi=None, mpiexec=given["--mpiexec"],
-                             launcher_args=given["--launcher-args"], cluster_file=cluster_file,
-                             partition=partition, program=split_command(program) or None)
-    return choice, readings
-
-
-def _preflight(choice, program: str, size: int, start, space, part, workdir, log, evaluate):
-    """The sweep's pre-flight before any trial: the program can start, ``space``'s nodes are
-    reached, its MPI matches the launcher, and (more than one rank anywhere in ``space``) the
-    2-rank probe is one job;
-    returns ``evaluate`` saying first what the launcher adds (the trials' sweeps are quiet).
-
-    Raises:
-        ConfigError: the program cannot be started, or ``space`` has more nodes than the
-            launcher reaches (exit 2).
-        LaunchError: the launcher cannot start it as one job (exit 1).
-    """
-    from hpcds1mpi.decide.tune_program import trial_launcher
-    from hpcds1mpi.decide.tune_space import check_reachable
-    from hpcds1mpi.launch import preflight
-    from hpcds1mpi.measure import external
-    from hpcds1mpi.measure.external_plan import format_command
-    from hpcds1mpi.measure.plan import RunSpec
-
-    spec = RunSpec("program", size, start)
-    launch = trial_launcher(choice, part)
-    env = {**os.environ, **launch.environment(start)}
-    tokens = format_command(program, spec)
-    external.check_program(tokens, env, external.workdir_of(workdir, spec), option="--program")
-    check_reachable(space, launch, env)  # up front, as the sweep's (s35 fixer L3)
-    most = max(c.ranks for c in space.configs)
-    for line in preflight.check(launch, choice, tokens, env, most):
-        log(line)
-    return preflight.say_notes(launch, log, then=evaluate)
-
-
 @click.command(name="tune")
 @click.option("--kernel", "kernel", default=None, help="Kernel to tune (see hpcds1mpi kernels).")
 @click.option("--program", "--command", "program", default=None,  # --command: the sweep's
@@ -181,6 +111,10 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @click.option("--max-nodes", type=COUNT, default=None, help="Use at most this many nodes.")
 @click.option("--launcher", type=click.Choice(["srun", "mpiexec"]), default=None,
               help="Launch each configuration with this (default: srun inside Slurm).")
+@click.option("--mpi", "mpi_plugin", default=None,
+              help="srun's --mpi plugin for each configuration: pmix, pmi2, none (default: the "
+                   "cluster file's mpi, else the one --model's sweep ran the program with, else "
+                   "pmi2).")
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None)
 @click.option("--partition", default=None)
 @click.option("--min-time", type=float, default=0.2, show_default=True,
@@ -201,7 +135,7 @@ def _preflight(choice, program: str, size: int, start, space, part, workdir, log
 @_sweep_options
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
-            cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
+            mpi_plugin, cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
             force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
             fail_regex, output_file, workdir, setup):
     """Tune a job by real runs inside its allocation (System 2)."""
@@ -228,8 +162,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
              "--time-regex": time_regex, "--fom-regex": fom_regex, "--ranks-regex": ranks_regex,
              "--fail-regex": fail_regex, "--output-file": output_file, "--workdir": workdir,
              "--setup": setup}
-    choice, readings = _program_launch(program, launcher=launcher, cluster_file=cluster_file,
-                                       partition=partition, given=given)
+    from hpcds1mpi.commands.tune_launch_choice import check_mpi_option, program_launch
+
+    check_mpi_option(mpi_plugin)
+    choice, readings = program_launch(program, launcher=launcher, mpi=mpi_plugin,
+                                      cluster_file=cluster_file, partition=partition,
+                                      given=given)
     # the program is checked once the folder it runs in is known: the model's (s37 tester G4)
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
                           min_repeats=min_repeats, time_budget=time_budget)
@@ -276,8 +214,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             workload, said = command_label(program, label, out, known, model_dir, False)
         if bundle is not None:  # the folder, setup and launcher its sweep ran it with (G4, E5)
             workdir, setup = model_place(bundle, workload, program, workdir, setup, log)
-            choice = model_launch(choice, bundle, workload, program, launcher, given,
-                                  cluster_file, partition, submit, log)
+            choice = model_launch(choice, bundle, workload, program, launcher,
+                                  {**given, "--mpi": mpi_plugin}, cluster_file, partition,
+                                  submit, log)
         check_program(program, workdir, say=lambda line: click.echo(line, err=True))
         from hpcds1mpi.measure.external_resume import check_resumed
 
@@ -335,6 +274,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             if shutil.which("srun") is None:
                 raise LaunchError("srun not found on PATH inside the allocation; pass "
                                   "--launcher mpiexec")
+            if program is None and mpi_plugin is not None:  # a program's: its pre-flight
+                from hpcds1mpi.commands.tune_launch_choice import check_kernel_plugin
+
+                check_kernel_plugin(mpi_plugin)
         elif choice is None or choice.mpiexec is None:
             launchers.mpiexec_path()  # LaunchError when there is none
         if choice is not None:
@@ -405,10 +348,12 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         if kind != "in-process":
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
                                            choice=choice, readings=readings, workdir=workdir,
-                                           setup=setup)
+                                           setup=setup, mpi=mpi_plugin)
             if choice is not None:  # before any trial: as the sweep's, at the most ranks
-                evaluate = _preflight(choice, program, size, start, space, part, workdir, log,
-                                      evaluate)
+                from hpcds1mpi.commands.tune_launch_choice import preflight_trials
+
+                evaluate = preflight_trials(choice, program, size, start, space, part,
+                                            workdir, log, evaluate)
         else:
             evaluate = runner
 

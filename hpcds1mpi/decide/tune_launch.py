@@ -5,8 +5,8 @@ program's sweep in the model ran it with, as ``recommend --emit``'s script launc
 s42 tester E5: a program swept under ``srun --mpi=pmix`` (Open MPI on Slurm) got a script
 launching it so from recommend, but tune defaulted to pmi2 in the same allocation and refused
 it, with a cluster file its only way out. ``--launcher`` (another kind), ``--mpiexec``,
-``--launcher-args`` and a cluster file that names a launcher (its ``mpi`` too, ``"pmi2"``
-included: s42, it had read as naming none) still win.
+``--launcher-args``, ``--mpi`` and a cluster file that names a launcher (its ``mpi`` too,
+``"pmi2"`` included) still win.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def model_launch(choice, bundle, workload: str, program: str, launcher: str | No
             cluster file.
         bundle: the model; ``workload``: the program's label in it.
         launcher: ``--launcher`` (None: not given); ``given``: the sweep options tune took
-            (``--mpiexec``, ``--launcher-args``, ...).
+            (``--mpiexec``, ``--launcher-args``, ...) and its ``--mpi``.
         submit: ``--submit``: where no ``--launcher`` is given, the trials launch with srun
             there and inside an allocation.
 
@@ -37,7 +37,8 @@ def model_launch(choice, bundle, workload: str, program: str, launcher: str | No
     from hpcds1mpi.surrogates.levels import bundle_levels
     from hpcds1mpi.surrogates.program_launcher import launch_for
 
-    if choice is None or given.get("--mpiexec") or given.get("--launcher-args") is not None:
+    if choice is None or given.get("--mpiexec") or given.get("--mpi") \
+            or given.get("--launcher-args") is not None:
         return choice
     levels = bundle_levels(bundle, workload)
     recorded = getattr(levels, "launched_with", None) if levels is not None else None
@@ -70,8 +71,8 @@ def model_launch(choice, bundle, workload: str, program: str, launcher: str | No
     said = note.split(" (no cluster file", 1)[0]
     pooled = " (of its pooled sweeps' launchers, the one of the most runs)" if several else ""
     log(f"each trial of {workload} {said}{pooled} (recorded in the model; give --launcher, "
-        "--mpiexec or --launcher-args, or a --cluster file's launcher / mpi, to launch "
-        "otherwise)")
+        "--mpi, --mpiexec or --launcher-args, or a --cluster file's launcher / mpi, to "
+        "launch otherwise)")
     return taken
 
 

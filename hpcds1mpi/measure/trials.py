@@ -168,7 +168,9 @@ class LaunchRunner:
     def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
                  cluster_file: str | None = None, partition_name: str | None = None,
                  relaunches: int = 1, choice=None, readings=None, workdir: str | None = None,
-                 setup: str | None = None):
+                 setup: str | None = None, mpi: str | None = None):
+        #: srun's ``--mpi`` given on the command line (None: the cluster file's, else pmi2)
+        self.mpi = mpi
         #: a user's program: how it is launched (a :class:`~hpcds1mpi.launch.preflight.
         #: LaunchChoice`: --mpiexec, --launcher-args), read (--time-regex, ...), where, and
         #: what prepares its folder first (--setup)
@@ -186,10 +188,11 @@ class LaunchRunner:
         self.before = stored_runs(out)
 
     def _srun_mpi(self) -> str:
-        """The cluster file's srun plugin: tune measures as the site's scripts launch."""
+        """``--mpi``, else the cluster file's srun plugin: tune measures as the site's
+        scripts launch."""
         from hpcds1mpi.cluster import srun_mpi
 
-        return srun_mpi(self.cluster_file)
+        return self.mpi or srun_mpi(self.cluster_file)
 
     def _program(self, config: Configuration) -> dict:
         from hpcds1mpi.measure import external

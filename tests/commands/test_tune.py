@@ -608,40 +608,6 @@ def test_tune_says_the_max_nodes_it_cannot_reach_and_tunes_the_nodes_it_can(tmp_
     assert json.loads(res.stdout)["best"]["nodes"] == 1
 
 
-def test_a_space_beyond_the_nodes_the_launcher_reaches_is_refused_before_any_trial(tmp_path,
-                                                                                   monkeypatch):
-    """s35 fixer L3: tune's pre-flight never compared its space's nodes with those the
-    launcher reaches (the sweep's check_nodes_reachable): a 2-node space on this one machine
-    would have failed, or run on one host, one trial at a time."""
-    import pytest
-
-    from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.commands.tune import _preflight, _program_launch
-    from hpcds1mpi.config import Configuration
-    from hpcds1mpi.decide.tune_space import Space
-    from hpcds1mpi.errors import ConfigError
-    from tests.test_places import _without_jobs
-
-    for name in set(os.environ) - set(_without_jobs()):
-        monkeypatch.delenv(name)
-    program = f"{sys.executable} -c pass {{size}}"
-    choice, _ = _program_launch(program, launcher="mpiexec", cluster_file=None,
-                                partition=None, given=dict.fromkeys(
-                                    ("--mpiexec", "--launcher-args", "--time-regex",
-                                     "--fom-regex", "--ranks-regex", "--fail-regex",
-                                     "--output-file", "--workdir", "--setup")))
-    part = Partition("local", cores_per_node=2, memory_gb=4, max_nodes=2)
-    space = Space([Configuration(1, 1, 1), Configuration(2, 1, 1)])
-    said: list[str] = []
-    with pytest.raises(ConfigError) as refused:
-        _preflight(choice, program, 1, space.configs[0], space, part, None, said.append,
-                   None)
-    assert str(refused.value) == (
-        "the tune's space has configurations on 2 nodes but this machine, outside any "
-        "allocation, is 1 node: run tune inside `salloc -N 2` (or your cluster's allocation "
-        "of 2 nodes), or give --max-nodes 1") and said == []  # no probe launched first
-
-
 def test_tune_a_program_takes_the_models_workdir_and_setup_and_yours_win(tmp_path):
     """s37 tester G4: a program swept in --workdir 'cases/{size}-{ranks}' with a --setup
     (recommend's script uses both) was tuned in the current folder, every trial failing

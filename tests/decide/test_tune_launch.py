@@ -48,8 +48,8 @@ def test_tune_in_an_allocation_takes_the_srun_plugin_the_models_sweep_ran(in_all
     taken, said = _launch(_bundle(SRUN_PMIX))
     assert taken.mpi == "pmix" and taken.launcher is None
     assert said == ["each trial of dolfinx launches with srun --mpi=pmix, as the program's "
-                    "sweep ran it (recorded in the model; give --launcher, --mpiexec or "
-                    "--launcher-args, or a --cluster file's launcher / mpi, to launch "
+                    "sweep ran it (recorded in the model; give --launcher, --mpi, --mpiexec "
+                    "or --launcher-args, or a --cluster file's launcher / mpi, to launch "
                     "otherwise)"]
     taken, said = _launch(_bundle(SRUN_PMIX), launcher="srun")
     assert taken.mpi == "pmix" and taken.launcher == "srun" and len(said) == 1
@@ -74,6 +74,16 @@ def test_a_cluster_files_explicit_mpi_wins_over_the_models_even_pmi2(in_allocati
     unset.write_text(CLUSTER)
     taken, said = _launch(_bundle(SRUN_PMIX), cluster_file=str(unset))
     assert taken.mpi == "pmix" and len(said) == 1
+
+
+def test_tunes_mpi_option_wins_over_the_cluster_file_and_the_model(in_allocation, tmp_path):
+    """s42: tune had no ``--mpi``; it wins over a cluster file's ``mpi`` and the model's."""
+    site = tmp_path / "c.toml"
+    site.write_text('[cluster]\nmpi = "pmix"\n' + CLUSTER.replace("clusters.box.", ""))
+    for cluster_file in (None, str(site)):
+        taken, said = _launch(_bundle(SRUN_PMIX), given={"--mpi": "none"},
+                              cluster_file=cluster_file)
+        assert taken.mpi == "none" and said == []
 
 
 def test_srun_settings_are_taken_only_where_the_trials_launch_with_srun(monkeypatch):
@@ -126,8 +136,8 @@ def test_tune_launcher_mpiexec_takes_the_mpiexec_the_models_sweep_ran(tmp_path):
     res = run_cli([*base, "--out", "t.h5"], cwd=tmp_path, timeout=240)
     assert res.returncode == 0, res.stderr[-2000:]
     assert (f"tune: each trial of app launches with {openmpi}, the mpiexec the program's "
-            "sweep ran it with (recorded in the model; give --launcher, --mpiexec or "
-            "--launcher-args") in res.stderr, res.stderr
+            "sweep ran it with (recorded in the model; give --launcher, --mpi, --mpiexec "
+            "or --launcher-args") in res.stderr, res.stderr
     with h5py.File(tmp_path / "t.h5") as f:
         assert json.loads(f.attrs["launch"])["command"] == openmpi
     res = run_cli([*base, "--mpiexec", openmpi, "--out", "u.h5"], cwd=tmp_path, timeout=240)

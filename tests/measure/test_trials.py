@@ -97,3 +97,19 @@ def test_run_notes_keeps_the_notes_on_this_run_only():
     said = ["launch probe: 2 ranks joined", "note: a size 3 N1xR1xT1-cpu-fp64: ok, but x",
             "note: the launch is unverified", "a size 3 N1xR1xT1-cpu-fp64: failed: y"]
     assert trials.run_notes(said, "a size 3 N1xR1xT1-cpu-fp64") == [said[1]]
+
+
+def test_a_kernels_trials_take_tunes_mpi_over_the_cluster_files(tmp_path):
+    """s42: tune had no ``--mpi``; a kernel's trials took the cluster file's ``mpi`` only."""
+    from hpcds1mpi.cluster import Partition
+
+    site = tmp_path / "c.toml"
+    site.write_text('[cluster]\nmpi = "pmix"\n[partitions.p]\ncores_per_node = 2\n'
+                    "memory_gb = 4\nmax_nodes = 1\n")
+    part = Partition("p", cores_per_node=2, memory_gb=4, max_nodes=1)
+    settings = trials.RunSettings("stencil", 12, min_time=0.01, max_repeats=1)
+    runner = trials.LaunchRunner(settings, str(tmp_path / "t.h5"), part, "srun", str(site))
+    assert runner._srun_mpi() == "pmix"
+    runner = trials.LaunchRunner(settings, str(tmp_path / "t.h5"), part, "srun", str(site),
+                                 mpi="none")
+    assert runner._srun_mpi() == "none"
