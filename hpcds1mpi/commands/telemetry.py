@@ -306,7 +306,9 @@ def merge(sources, out, force) -> None:
                + _launcher_words(counts)
                + (f"; {counts['renamed']} of the sources' runs were under a machine id a "
                   "resume has since replaced: taken as that machine's"
-                  if counts.get("renamed") else ""))
+                  if counts.get("renamed") else "")
+               + ("; nothing to add: --out left as it was, byte for byte"
+                  if counts.get("unchanged") else ""))
     from hpcds1mpi.measure.same_machine import untold_twins
 
     for line in untold_twins(telemetry.load(out).machines):  # s38 tester K2

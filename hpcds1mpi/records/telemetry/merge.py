@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import time
@@ -33,13 +34,18 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike,
     differ is a conflict: the record met first stays (``out``'s own, then the sources in the
     order given), and it is counted apart from the identical ones "already there".
 
+    A merge whose result equals what ``out`` holds (every run already there, nothing else to
+    settle) leaves ``out`` byte for byte, its mtime too (``unchanged`` is True): a rerun had
+    rewritten it each time (s42), which a backup, ``make`` or a watcher takes as news.
+
     ``check`` is given the merged runs (row dicts) before anything is written: a line it
     returns refuses the merge (the command's: one label's two programs, which train refuses,
     s42), and nothing changes.
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "conflicts": n, "conflict": example,
-        "rows": total, "repeated": n, "other_launcher": n, "launchers": example}``;
+        "rows": total, "repeated": n, "other_launcher": n, "launchers": example,
+        "unchanged": bool}``;
         ``conflict`` is ``(run_id, column, source)`` of the first conflict (None without one);
         ``other_launcher`` counts the runs met twice under two launchers (one kept by the rules
         above), ``launchers`` the first as ``(run_id, the kept one's launcher, the other's)``,
@@ -88,6 +94,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
         # --out's own rows are rewritten too: by the same rules (s37 tester P7)
         refuse_broken_rows(store, out, "fix or drop those rows, or merge into a new --out; "
                            "nothing was changed")
+        found = copy.deepcopy(_content(store)) if _settled(out, before, writer) else None
         for row in store.runs.values():  # --out's own runs keep what its attributes say
             carry(row, store.attrs)
         # a file a resume re-keyed and a copy from before: one machine's runs, under the id
@@ -133,8 +140,9 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
                     store.machines[mid] = _adopting(store.machines[mid], mrow)
                 elif mid not in renamed:
                     store.add_machine(dict(mrow, source_file=mrow.get("source_file") or label))
-            if not any(p["source_file"] == label and p["rows"] == len(shard.runs)
-                       for p in store.provenance):
+            itself = os.path.realpath(src) == os.path.realpath(out)  # no source of its own
+            if not itself and not any(p["source_file"] == label and p["rows"] == len(shard.runs)
+                                      for p in store.provenance):
                 store.provenance.append({"source_file": label, "rows": len(shard.runs),
                                          "merged_at": time.time()})
             for key, n in shard.attempts.items():
@@ -142,12 +150,52 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
         if check is not None and (refused := check(list(store.runs.values()))):
             raise TelemetryError(refused)  # the writer unwinds: nothing written
         shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
-    _keep_shared_mode(out, before)
+        unchanged = found is not None and _same(_content(store), found)
+        if unchanged:
+            writer.abandon()  # nothing to write: --out keeps its bytes and mtime
+    if not unchanged:
+        _keep_shared_mode(out, before)
     counts["rows"] = len(load(out).runs)
     counts["conflict"] = conflict
     counts["launchers"] = launchers
     counts["repeated"] = len(sources) - len(unique)
+    counts["unchanged"] = unchanged
     return counts
+
+
+def _settled(out, before: os.stat_result | None, writer: TelemetryWriter) -> bool:
+    """Whether the existing ``out`` alone holds what the writer read: no journal, fault or
+    crash note beside it and no unfinished run it settled (those a snapshot must fold in)."""
+    from .side_files import crash_note_path, fault_notes, journal_path
+
+    return (before is not None and not writer.crashed_on_open
+            and not journal_path(out).exists() and not crash_note_path(out).exists()
+            and not fault_notes(out))
+
+
+def _content(store) -> tuple:
+    """What a snapshot of ``store`` writes, bar the foreign content a merge never changes."""
+    return (store.runs, store.machines, store.detail, store.provenance, store.attempts,
+            store.attrs, store.started)
+
+
+def _same(a, b) -> bool:
+    """``a == b`` through dicts (their order too: it is the file's), lists and tuples, NaN
+    equal to NaN (a run's missing energy is NaN in both)."""
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and list(a) == list(b)
+                and all(_same(a[k], b[k]) for k in a))
+    if isinstance(a, (list, tuple)):
+        return (isinstance(b, (list, tuple)) and len(a) == len(b)
+                and all(_same(x, y) for x, y in zip(a, b)))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):  # an array: compared as a whole
+        import numpy as np
+
+        return bool(np.array_equal(a, b))
 
 
 def _rename_own(store, renamed: dict[str, str], shards: list) -> None:

@@ -80,7 +80,7 @@ def test_a_source_given_twice_is_read_once_and_its_runs_not_counted_again(tmp_pa
     counts = telemetry.merge([a, tmp_path / "." / "a.h5"], out)
     assert counts == {"added": 2, "replaced": 0, "kept": 0, "conflicts": 0, "renamed": 0,
                       "conflict": None, "rows": 2, "repeated": 1, "other_launcher": 0,
-                      "launchers": None}
+                      "launchers": None, "unchanged": False}
 
 
 def test_a_damaged_target_or_source_is_refused_and_nothing_rewritten(tmp_path):
@@ -401,3 +401,36 @@ def test_a_refused_merge_leaves_a_sweep_written_out_byte_for_byte(tmp_path):
         assert hashlib.sha256(target.read_bytes()).hexdigest() == before
         assert os.stat(target).st_mtime == 1_000_000_000
     assert sorted(os.listdir(tmp_path)) == ["a.h5", "b.h5", "e.h5", "h.h5"]  # no side files
+
+
+def test_a_merge_that_adds_nothing_leaves_out_byte_for_byte_and_says_so(tmp_path):
+    """s42: a merge whose sources' runs were all in --out already rewrote it (new bytes, new
+    mtime), which a backup or make takes as news; now --out is left as it was, said in the
+    line, exit 0. One that adds a run still writes; as does a first merge into a source."""
+    import hashlib
+
+    from tests.helpers import run_cli
+
+    def state(path):
+        return hashlib.sha256(path.read_bytes()).hexdigest(), os.stat(path).st_mtime
+
+    a = _sweep(tmp_path, "a", "sleep 0.0{size}")
+    b = _sweep(tmp_path, "b", "true {size}")
+    out = tmp_path / "all.h5"
+    assert not telemetry.merge([a], out)["unchanged"]
+    for sources in ([a], [a, out], [out]):
+        os.utime(out, (1_000_000_000, 1_000_000_000))
+        before = state(out)
+        res = run_cli(["telemetry", "merge", *map(str, sources), "--out", str(out)],
+                      timeout=120, cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert res.stdout.strip().splitlines()[0] == (
+            f"{out}: 2 runs (0 added, 0 replaced, {2 * len(sources)} already there); nothing to "
+            "add: --out left as it was, byte for byte")
+        assert state(out) == before
+    os.utime(out, (1_000_000_000, 1_000_000_000))
+    counts = telemetry.merge([a, b], out)  # b's runs are new: written
+    assert counts["added"] == 2 and not counts["unchanged"]
+    assert os.stat(out).st_mtime != 1_000_000_000
+    again = telemetry.merge([b, a], out)
+    assert again["unchanged"] and again["kept"] == 4
