@@ -298,7 +298,10 @@ def merge(sources, out, force) -> None:
     # as recommend -o and export refuse one (s34 tester U7)
     check_replace(written_path(out, "merged telemetry"), ours=lambda p: True, force=force,
                   what="merged telemetry", option="--out")
-    counts = telemetry.merge(list(sources), out, check=_two_programs)
+    from hpcds1mpi.commands.merge_labels import MergeLabels
+
+    labels = MergeLabels()  # one label's two programs the merge would add refused (s42)
+    counts = telemetry.merge(list(sources), out, check=labels)
     click.echo(f"{printable(out)}: {counts['rows']} runs ({counts['added']} added, "
                f"{counts['replaced']} replaced, {counts['kept']} already there)"
                + (f"; {counts['repeated']} source(s) given more than once, read once"
@@ -309,24 +312,12 @@ def merge(sources, out, force) -> None:
                   if counts.get("renamed") else "")
                + ("; nothing to add: --out left as it was, byte for byte"
                   if counts.get("unchanged") else ""))
+    for line in labels.warnings:  # --out's own, kept: said, never hidden
+        click.echo(f"warning: {printable(line)}", err=True)
     from hpcds1mpi.measure.same_machine import untold_twins
 
     for line in untold_twins(telemetry.load(out).machines):  # s38 tester K2
         click.echo(f"note: {line}", err=True)
-
-
-def _two_programs(runs: list[dict]) -> str | None:
-    """The one-line refusal of merged runs holding two programs under one label, which train
-    would refuse (:mod:`hpcds1mpi.surrogates.label_programs`; s42: the merge wrote them)."""
-    import pandas as pd
-
-    from hpcds1mpi.surrogates.label_programs import two_folders, two_programs
-    from hpcds1mpi.surrogates.levels import levels_from_frame
-
-    fix = ("merge each program's files into its own --out, or sweep one again with its own "
-           "--label (--label NAME); nothing was written")
-    frame = pd.DataFrame(runs)
-    return two_programs(levels_from_frame(frame), fix) or two_folders(frame, fix)
 
 
 def _launcher_words(counts: dict) -> str:

@@ -20,7 +20,7 @@ from .writer import TelemetryWriter
 
 
 def merge(sources: list[str | os.PathLike], out: str | os.PathLike,
-          check: Callable[[list[dict]], str | None] | None = None) -> dict:
+          check: Callable[[list[dict], list[dict]], str | None] | None = None) -> dict:
     """Merge telemetry shards into ``out`` (created, or extended), idempotently.
 
     Rows are keyed by ``(machine_id, run_id)``; a key present twice keeps the finished record
@@ -38,9 +38,9 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike,
     settle) leaves ``out`` byte for byte, its mtime too (``unchanged`` is True): a rerun had
     rewritten it each time (s42), which a backup, ``make`` or a watcher takes as news.
 
-    ``check`` is given the merged runs (row dicts) before anything is written: a line it
-    returns refuses the merge (the command's: one label's two programs, which train refuses,
-    s42), and nothing changes.
+    ``check`` is given the merged runs and ``out``'s own runs as found (row dicts) before
+    anything is written: a line it returns refuses the merge (the command's: one label's two
+    programs the merge would add, which train refuses, s42), and nothing changes.
 
     Returns:
         ``{"added": n, "replaced": n, "kept": n, "conflicts": n, "conflict": example,
@@ -65,7 +65,7 @@ def merge(sources: list[str | os.PathLike], out: str | os.PathLike,
 
 
 def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
-           check: Callable[[list[dict]], str | None] | None) -> dict:
+           check: Callable[[list[dict], list[dict]], str | None] | None) -> dict:
     import pandas as pd
 
     from hpcds1mpi.errors import TelemetryError
@@ -101,6 +101,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
         # the resume gave them (s38 tester F7: they were added again under the old id)
         renamed = renamed_ids(store.machines, *(shard.machines for _, shard in stores))
         _rename_own(store, renamed, [shard for _, shard in stores])
+        own = [dict(row) for row in store.runs.values()]  # what a check tells additions by
         for src, shard in stores:
             label = storable(src.name)  # as stored: a rerun finds its provenance again
             for key, row in shard.runs.items():
@@ -147,7 +148,7 @@ def _merge(sources: list[str | os.PathLike], out: str | os.PathLike,
                                          "merged_at": time.time()})
             for key, n in shard.attempts.items():
                 store.attempts[key] = max(store.attempts.get(key, 0), n)
-        if check is not None and (refused := check(list(store.runs.values()))):
+        if check is not None and (refused := check(list(store.runs.values()), own)):
             raise TelemetryError(refused)  # the writer unwinds: nothing written
         shared_attrs(store.attrs, [shard.attrs for _, shard in stores], store.runs.values())
         unchanged = found is not None and _same(_content(store), found)
