@@ -82,16 +82,18 @@ def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None,
     head = f"sweep --launch: the kernels run this Python's mpi4py, linked against {name}"
     fix = ('pass --mpi {0} (or set mpi = "{0}" in the --cluster file); nothing was launched')
     if launch.name != "srun":
-        from hpcds1mpi.errors import LaunchError
+        from hpcds1mpi.launch.mpi_names import LAUNCHER_NAMES
 
-        try:
-            mpi_family.check_launcher(program, launch.command, "", env)
-        except LaunchError as exc:
-            said = str(exc).replace('this program is', 'it is', 1)
-            if mpiexec_from:  # s42: --launch takes no --mpiexec
-                said = said.replace("use its launcher: --mpiexec ", f"set {mpiexec_from} to ")
-            raise ConfigError(f"{head}: {said}") from None
-        return
+        family = mpi_family.launcher_family(launch.command)
+        if family == program.family:
+            return
+        own = own_launcher(program.family, env)
+        where = mpiexec_from or "mpiexec in the --cluster file"  # s42: --launch takes no --mpiexec
+        fix = (f"set {where} to {own}" if own else
+               f"install {name}'s launcher and set {where} to it")
+        raise ConfigError(f"{head} ({program.evidence}), but {launch.command} is "
+                          f"{LAUNCHER_NAMES.get(family or '', 'not its launcher')}, which would start "
+                          f"it as independent 1-rank copies; {fix}; nothing was launched")
     plugin = getattr(launch, "mpi", "") or ""
     library = mpi4py_library(env=env)
     if plugin == "none":
@@ -108,3 +110,19 @@ def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None,
             raise ConfigError(f"{head} ({library}); {why}, so srun --mpi={plugin} "
                               f"({plugin_from}) cannot start its ranks as one job: "
                               f"{fix.format('pmix')}")
+
+
+def own_launcher(family: str, env: dict | None = None) -> str | None:
+    """The launcher of this Python's mpi4py: the ``mpiexec`` beside the interpreter (the venv's,
+    which the MPICH wheel installs) where it is of ``family``, else one of the installation
+    whose library mpi4py loads; None where none is found. A refusal had named Debian's
+    ``mpiexec.mpich`` first on PATH, another MPICH than the wheel's (s42)."""
+    from pathlib import Path
+
+    from hpcds1mpi.launch import mpi_family
+
+    beside = Path(sys.executable).parent / "mpiexec"  # not resolved: the venv's bin
+    if beside.exists() and mpi_family.launcher_family(str(beside)) == family:
+        return str(beside)
+    found = mpi_family.candidates(family, env, library=mpi4py_library(env=env))
+    return found[0] if found else None

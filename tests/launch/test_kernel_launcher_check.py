@@ -57,3 +57,26 @@ def test_a_kernel_sweep_under_srun_pmix_is_refused_before_anything_runs(tmp_path
         assert ("(--mpi pmix)" if extra[0] == "--mpi" else
                 '(mpi = "pmix" in the --cluster file)') in lines[0]
         assert not (tmp_path / "t.h5").exists()
+
+
+@wheel
+@pytest.mark.skipif(not os.path.exists("/usr/bin/mpirun.openmpi"), reason="no Open MPI mpirun")
+def test_another_familys_mpiexec_is_refused_naming_the_launcher_beside_this_python():
+    """s42 left: the refusal named Debian's /usr/bin/mpiexec.mpich (first on PATH), another
+    MPICH than the wheel the kernels' mpi4py loads; now the mpiexec beside this Python (the
+    venv's, the wheel's), whatever PATH holds first."""
+    import sys
+    from pathlib import Path
+
+    from hpcds1mpi.launch.launchers import local
+
+    beside = Path(sys.executable).parent / "mpiexec"
+    if not beside.exists():
+        pytest.skip("no mpiexec beside this Python")
+    env = dict(os.environ, PATH="/usr/bin:/bin:" + os.environ.get("PATH", ""))
+    with pytest.raises(ConfigError) as refused:
+        check_kernel_launcher(local("mpiexec", mpiexec="/usr/bin/mpirun.openmpi"), "the default",
+                              env=env, mpiexec_from="mpiexec in the --cluster file")
+    line = str(refused.value)
+    assert "/usr/bin/mpirun.openmpi is Open MPI's launcher" in line and "\n" not in line
+    assert line.endswith(f"; set mpiexec in the --cluster file to {beside}; nothing was launched")
