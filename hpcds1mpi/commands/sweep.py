@@ -33,12 +33,12 @@ REPEAT_HELP = help_text()
 
 
 #: The supervisor's own options: they choose how it launches the sweep, never passed on.
-SUPERVISOR_OPTIONS = ("--launch", "--launcher", "--mpi")
+SUPERVISOR_OPTIONS = ("--launch", "--launcher", "--mpi", "--launcher-args")
 
 
 def _strip_launch(argv: list[str]) -> list[str]:
     """The sweep's own arguments without the supervisor's (``--launch N``, ``--launcher X``,
-    ``--mpi X``, and their ``=`` forms)."""
+    ``--mpi X``, ``--launcher-args X``, and their ``=`` forms)."""
     args = list(argv)
     if "sweep" in args:
         args = args[args.index("sweep") + 1:]
@@ -129,8 +129,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
               help="The mpiexec/mpirun that starts --command (default: the cluster file's "
                    "mpiexec, else the one beside this Python, else PATH's).")
 @click.option("--launcher-args", default=None,
-              help="Extra launcher options for --command, shell-quoted (e.g. \"--bind-to "
-                   "core\"); default: the cluster file's launcher_args.")
+              help="Extra launcher options for --command / --launch, shell-quoted (e.g. "
+                   "\"--bind-to core\"); default: the cluster file's launcher_args.")
 @click.option("--mpi", "mpi_plugin", default=None,
               help="srun's --mpi plugin for --launch / --command (default: the cluster file's "
                    "mpi, else pmi2).")
@@ -166,7 +166,6 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
           launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
           no_progress) -> None:
     from hpcds1mpi import kernels as registry
-    from hpcds1mpi.cluster import srun_mpi
     from hpcds1mpi.places import resolve_partition
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.measure import plan as plans
@@ -183,29 +182,11 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                "--workdir": workdir, "--setup": setup, "--mpiexec": mpiexec_path,
                "--launcher-args": launcher_args, "--launcher": launcher, "--mpi": mpi_plugin})
     if launch is not None:
-        if launch < 1:
-            raise ConfigError("--launch needs a positive number of ranks")
-        if not out:
-            raise ConfigError("--out is required")
-        from hpcds1mpi.launch import launchers
-        from hpcds1mpi.launch.kernel_launcher_check import check_kernel_launcher
-        from hpcds1mpi.launch.preflight import LaunchChoice
-        from hpcds1mpi.measure.supervise import supervise
+        from hpcds1mpi.commands.sweep_launch import launch_sweep
 
-        site_mpi = srun_mpi(cluster_file, default="")
-        mpi = mpi_plugin if mpi_plugin is not None else site_mpi or "pmi2"
-        # s42: the cluster file's launcher and mpiexec, checked, as a --command sweep's
-        choice = LaunchChoice.of(launcher=launcher, mpi=mpi, cluster_file=cluster_file,
-                                 partition=partition)
-        if choice.said:
-            click.echo(f"note: {choice.said}", err=True)
-        # s33 tester A9: the kernels' mpi4py under a plugin it cannot use had ended "exited 16"
-        check_kernel_launcher(launchers.local(choice.launcher, mpi=mpi, mpiexec=choice.mpiexec),
-                              f"--mpi {mpi}" if mpi_plugin is not None else
-                              f'mpi = "{mpi}" in the --cluster file' if site_mpi
-                              else "the default", mpiexec_from="mpiexec in the --cluster file")
-        raise SystemExit(supervise(launch, _strip_launch(sys.argv), out,
-                                   launcher=choice.launcher, mpi=mpi, mpiexec=choice.mpiexec))
+        raise SystemExit(launch_sweep(launch, _strip_launch(sys.argv), out, launcher=launcher,
+                                      mpi_plugin=mpi_plugin, launcher_args=launcher_args,
+                                      cluster_file=cluster_file, partition=partition))
     if not out and not list_only:
         raise ConfigError("--out is required (the telemetry file to write)")
     if out and not list_only:
@@ -364,7 +345,8 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
                               f"timeout are measurements, never retried): drop "
                               f"{'them' if len(wrong) > 1 else 'it'}")
         return
-    wrong = [n for n in set_ if n in EXTERNAL_ONLY]
+    # --launch starts the ranks with the launcher options, as --command does (s42)
+    wrong = [n for n in set_ if n in EXTERNAL_ONLY and not (launch and n == "--launcher-args")]
     if wrong:
         raise ConfigError(f"{', '.join(wrong)} applies to --command sweeps only: drop "
                           f"{'them' if len(wrong) > 1 else 'it'} or give --command")

@@ -93,8 +93,8 @@ def _describe(rc: int) -> str:
 
 
 def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000,
-              launcher: str | None = None, mpi: str = "pmi2", mpiexec: str | None = None
-              ) -> int:
+              launcher: str | None = None, mpi: str = "pmi2", mpiexec: str | None = None,
+              args: tuple[str, ...] = ()) -> int:
     """Launch ``hpcds1mpi sweep ARGV`` on ``ranks`` ranks until it finishes.
 
     After a launch dies by itself it leaves a crash note and relaunches with ``--resume``; the
@@ -109,6 +109,8 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
         launcher: ``srun`` or ``mpiexec``; None detects it.
         mpiexec: the mpiexec/mpirun that starts it (None: the one beside this Python, else
             PATH's); srun's ``--mpi`` plugin is ``mpi``.
+        args: the user's launcher options (``--launcher-args``, the cluster file's
+            ``launcher_args``), after the launcher's own (s42: they were read, never used).
 
     Returns:
         0 when the plan is done; 2 when the first launch reports a user error, 1 when a launch
@@ -128,7 +130,7 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
         exe = "hpcds1mpi"
     from hpcds1mpi.measure.allocation_state import Allocation
 
-    tokens = launchers.local(launcher, mpi=mpi, mpiexec=mpiexec).total_tokens(ranks)
+    tokens = launchers.local(launcher, mpi=mpi, mpiexec=mpiexec, args=args).total_tokens(ranks)
     allocation = Allocation.at_start()  # silent: the sweep it launches says its own notes
     args = list(argv)
     previous = -1

@@ -56,7 +56,8 @@ def _fake_launches(monkeypatch, out, script):
         def total_tokens(self, ranks):
             return ["launch", "-n", str(ranks)]
 
-    monkeypatch.setattr(launchers, "local", lambda launcher=None, mpi="pmi2", mpiexec=None: Launch())
+    monkeypatch.setattr(launchers, "local",
+                        lambda launcher=None, mpi="pmi2", mpiexec=None, args=(): Launch())
     return calls
 
 
