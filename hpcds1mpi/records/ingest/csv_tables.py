@@ -10,6 +10,7 @@ counted under its reason and dropped, never guessed.
 from __future__ import annotations
 
 import csv
+import io
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport
+from .text_encoding import read_log_text
 from .wrong_exports import first_text, wrong_export
 
 if TYPE_CHECKING:
@@ -71,9 +73,9 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
     report = FileReport(str(path), kind)
     # csv.reader (C) splits records exactly, quotes and all, and tells a short row from a row
     # with empty cells, which pandas' reader fills alike.
+    text = read_log_text(path, report.facts)
     try:
-        with open(path, newline="", encoding="utf-8", errors="replace") as fh:
-            records = [r for r in csv.reader(fh) if r]
+        records = [r for r in csv.reader(io.StringIO(text, newline="")) if r]
     except csv.Error as exc:
         raise IngestError(f"{path}: not a CSV file ({exc})") from None
     what = _KIND_NAMES.get(kind, f"a {kind}")

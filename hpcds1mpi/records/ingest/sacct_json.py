@@ -13,6 +13,7 @@ from hpcds1mpi.errors import IngestError
 from .cluster_ids import shown_ids
 from .het_jobs import join_components
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
+from .text_encoding import read_log_text
 from .slurm_fields import (EARLIER_ATTEMPT, count_not_finished, keep_first_submit,
                            limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps,
                            slurm_status)
@@ -79,8 +80,7 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     path = Path(path)
     report = FileReport(str(path), "sacct-json")
     try:
-        # utf-8-sig: a byte-order mark (a file saved by an editor) is not JSON.
-        text = path.read_text(encoding="utf-8-sig", errors="replace")
+        text = read_log_text(path, report.facts)
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         if not text[exc.pos:].strip() or exc.msg.startswith("Unterminated string"):

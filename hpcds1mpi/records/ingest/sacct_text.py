@@ -24,6 +24,7 @@ from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEM
                            int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
+from .text_encoding import read_log_text
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, wrong_export
 
@@ -38,8 +39,7 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read ``sacct -P`` (or ``-p``) output into one dict per job."""
     path = Path(path)
     report = FileReport(str(path), "sacct-p")
-    # utf-8-sig: a byte-order mark (a file saved by an editor) is not part of the header.
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = read_log_text(path, report.facts)
     lines = text.splitlines()
     if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
         raise IngestError(wrong_export(path, text[:4096], reads="|") or
