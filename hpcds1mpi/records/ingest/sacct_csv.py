@@ -32,9 +32,10 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read a sacct CSV export into one dict per job (:func:`.schema.job_row`)."""
     path = Path(path)
     dropped: list[str] = []
+    cut_rows: list[list[str]] = []
     df, report = read_csv_table(path, "sacct-csv", ("State",),
                                 mend_longer=lambda header, rows, rep: _mend_unquoted_commas(
-                                    header, rows, rep, dropped))
+                                    header, rows, rep, dropped), cut_rows=cut_rows)
     report.kind = "sacct-csv"
     if not set(df.columns) & set(SACCT_ID_COLUMNS):
         raise IngestError(f"{path}: a sacct CSV needs a JobIDRaw or JobID column "
@@ -45,7 +46,9 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     if not {"ElapsedRaw", "Elapsed"} & set(header):
         report.facts.append("no ElapsedRaw or Elapsed column: run times unknown (such a table "
                             "cannot train a runtime model)")
-    rows = rows_from_records(header, df[header].to_numpy().tolist(), report,
+    id_at = list(df.columns).index("JobID" if "JobID" in df.columns else "JobIDRaw")
+    cut_ids = [r[id_at].strip() for r in cut_rows]  # a cut step's job keeps no step values
+    rows = rows_from_records(header, df[header].to_numpy().tolist(), report, cut_ids,
                              dropped_jobs=dropped)
     return rows, report
 

@@ -76,3 +76,18 @@ def test_a_header_of_one_column_says_the_file_is_not_comma_separated(tmp_path):
     other.write_text("a;b;c\n1;2;3\n")
     with pytest.raises(IngestError, match="header is one column, so the file is not comma"):
         read_csv_table(other, "test", ("b",))
+
+
+def test_a_last_row_without_its_newline_is_counted_not_read_with_its_cut_value(tmp_path):
+    # s43 tester H3: "...,64" cut to "...,6" has every field, as sacct -P's reader refuses.
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,20\n2,6")
+    cut: list = []
+    df, report = read_csv_table(path, "test", ("a", "b"), cut_rows=cut)
+    assert df.to_dict("records") == [{"a": "1", "b": "20"}]
+    assert cut == [["2", "6"]] and report.records == 2
+    assert [r for r in report.dropped if "no newline" in r]
+    for whole in ('a,b\n1,20\n2,"6"', "a,b\n1,20\n2,6\r\n"):  # closed by a quote or a newline
+        path.write_text(whole)
+        df, report = read_csv_table(path, "test", ("a", "b"))
+        assert len(df) == 2 and not report.dropped

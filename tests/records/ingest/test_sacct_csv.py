@@ -208,3 +208,17 @@ def test_a_mended_row_whose_state_does_not_read_is_dropped(tmp_path):
     df, report = read_job_log(path)
     assert list(df["job_id"]) == ["7008"]
     assert any(k.startswith("more fields than the header") for k in report.dropped)
+
+
+def test_a_sacct_csv_cut_inside_its_last_value_drops_that_job_not_reads_it_cut(tmp_path):
+    # s43 tester H3: ElapsedRaw 64 cut to 6 was stored as a 6 s run of a TIMEOUT job.
+    path = tmp_path / "cut.csv"
+    path.write_text("JobID,JobName,User,State,Submit,Start,End,Timelimit,NNodes,NCPUS,"
+                    "ElapsedRaw\n"
+                    "7,ok,root,COMPLETED,2026-12-07T01:46:36,2026-12-07T01:46:36,"
+                    "2026-12-07T01:46:38,00:10:00,1,1,2\n"
+                    "8,late,root,TIMEOUT,2026-12-07T01:46:36,2026-12-07T01:46:36,"
+                    "2026-12-07T01:47:40,00:01:00,1,1,6")
+    table, report = read_job_log(path)
+    assert table.job_id.tolist() == ["7"]
+    assert sum(n for r, n in report.dropped.items() if "no newline" in r) == 1
