@@ -96,6 +96,15 @@ class IngestError(HpcdsError):
     """A job log is of the wrong kind or cannot be parsed at all."""
 
 
+class NoEndedJobs(IngestError):
+    """A job log read whole, none of whose jobs has ended yet (pending, running, requeued):
+    among several logs it is skipped, said, not a failure of them all (s43 tester H6)."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report  # the log's FileReport, its lines counted
+
+
 class ModelError(HpcdsError):
     """A model bundle is missing, incompatible, or cannot answer this input."""
 

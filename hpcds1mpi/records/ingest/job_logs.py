@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from hpcds1mpi.errors import IngestError
+from hpcds1mpi.errors import IngestError, NoEndedJobs
 
 from .compressed import compression, head_text, read_text, refuse_archive, refuse_not_read
 from .csv_tables import csv_header
@@ -19,6 +19,7 @@ from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, rows_frame
+from .slurm_fields import NOT_FINISHED_REASON, REQUEUED_WAITING
 from .swf import read_swf
 from .swf_header import looks_like_swf
 from .table_rows import checked_jobs, dropped_reasons, refuse_nameless
@@ -185,7 +186,10 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
         _say_empty_columns(df, report)
     if report.jobs == 0:
         reasons = dropped_reasons(report) or "empty"
-        raise IngestError(f"{path}: no job could be read as {kind} ({reasons})")
+        message = f"{path}: no job could be read as {kind} ({reasons})"
+        if report.dropped and set(report.dropped) <= {NOT_FINISHED_REASON, REQUEUED_WAITING}:
+            raise NoEndedJobs(message, report)
+        raise IngestError(message)
     return df, report
 
 
@@ -230,9 +234,22 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
 
     frames, reports = [], []
     for i, p in enumerate(paths):
-        df, rep = read_job_log(p, kind, procs_are)
+        try:
+            df, rep = read_job_log(p, kind, procs_are)
+        except NoEndedJobs as exc:
+            if len(paths) == 1 or exc.report is None:
+                raise
+            # An export taken while its jobs ran, beside others (s43 tester H6).
+            exc.report.facts.append("none of its jobs has ended yet: skipped; the other "
+                                    "files are read")
+            reports.append(exc.report)
+            continue
         frames.append(df.assign(_file=i))
         reports.append(rep)
+    if not frames:
+        raise NoEndedJobs(f"{', '.join(str(p) for p in paths[:3])}: none of their jobs has "
+                          "ended yet (pending, running or requeued); ingest exports taken "
+                          "after the jobs ended")
     notes: Counter = Counter()
     if len(frames) == 1:  # within a file each reader decides what a duplicate is
         return frames[0].drop(columns="_file"), reports, notes

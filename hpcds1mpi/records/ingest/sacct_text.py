@@ -20,7 +20,7 @@ from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import join_components
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
-                           TWO_JOBS_ONE_ID, array_range, count_not_finished, gpus_from_tres,
+                           NOT_FINISHED, TWO_JOBS_ONE_ID, array_range, count_not_finished, gpus_from_tres,
                            int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
@@ -93,6 +93,7 @@ def rows_from_records(header: list[str], records, report: FileReport,
     order: dict[tuple[str, str], None] = {}
     clashing: dict[tuple[str, str], None] = {}  # ids of two job lines that are not one job's attempts
     earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
+    late_attempt: set[tuple[str, str]] = set()  # jobs whose last line read is an earlier attempt
     for fields in records:
         row = dict(zip(header, fields))
         sid = row[idcol].strip()
@@ -101,10 +102,14 @@ def rows_from_records(header: list[str], records, report: FileReport,
             continue
         cluster = cluster_of(row)
         jid = (cluster, sid)  # the job's key; a step's is its job's, below
+        if "." not in sid:
+            late_attempt.discard(jid)  # re-added below where this line is an earlier attempt
         if (cluster, sid.split(".", 1)[0]) in clashing:
             report.dropped[TWO_JOBS_ONE_ID] += 1
         elif "." in sid:
             base = (cluster, sid.split(".", 1)[0])
+            if base in late_attempt:
+                continue  # an earlier attempt's steps, as -D lists them: not the job's
             kept = (steps if base in jobs else early).setdefault(base, {})
             # The same step again (two exports joined into one file): kept once, the last.
             kept.pop(sid, None)
@@ -120,7 +125,14 @@ def rows_from_records(header: list[str], records, report: FileReport,
             # The same attempt's line again (two exports joined into one file, s31 tester R4):
             # not a requeue, whose attempts each have their own Submit; its steps kept.
             report.notes[SAME_JOB_AGAIN] += 1
-            jobs[jid] = row
+            if _ended(row) or not _ended(jobs[jid]):
+                jobs[jid] = row  # an ended line is never older than a running one (s43 H6)
+        elif jid in jobs and _ended(jobs[jid]) and not _ended(row):
+            # An attempt that had not ended, after one that has (exports joined newest
+            # first, a sort -u): an earlier attempt, whatever its place (s43 tester H6).
+            report.notes[EARLIER_ATTEMPT] += 1
+            earlier.setdefault(jid, []).append(row)
+            late_attempt.add(jid)
         elif jid in jobs:
             # sacct -D lists every attempt of a requeued job, oldest first, each followed by
             # its own steps: the last one is the job, in its place, as sacct without -D shows it.
@@ -185,11 +197,19 @@ def _first_submit(row: dict, attempts: list[dict], read_time, report: FileReport
     """A requeued job's first submission and first start, from its earlier attempts' job
     lines (sacct -D), kept in ``row`` (:func:`keep_first_submit`, s33 tester A11)."""
     try:
-        submit = read_time(attempts[0].get("Submit"), "Submit")
+        submits = [read_time(a.get("Submit"), "Submit") for a in attempts]
         starts = [read_time(a.get("Start"), "Start") for a in attempts]
     except ValueError:  # an earlier attempt's time unreadable: the last attempt's kept
         return
-    keep_first_submit(row, submit, next((t for t in starts if t is not None), None), report)
+    # The earliest, not the first listed: a reversed or sorted file lists them in any order.
+    first = lambda times: min((t for t in times if t is not None), default=None)  # noqa: E731
+    keep_first_submit(row, first(submits), first(starts), report)
+
+
+def _ended(row: dict) -> bool:
+    """Whether a job line's State is one a job ends in (not pending, running, requeued)."""
+    state = row.get("State", "").strip()
+    return bool(state) and state.split()[0].upper().rstrip("+") not in NOT_FINISHED
 
 
 def _identity(row: dict) -> tuple[str, ...]:

@@ -449,3 +449,18 @@ def test_a_semicolon_separated_csv_log_is_told_to_use_commas(tmp_path, log):
                               for line in log.read_text().splitlines()[:20]) + "\n")
     with pytest.raises(IngestError, match="not comma-separated; save it as CSV with ','"):
         read_job_log(path)
+
+
+def test_a_file_of_only_running_jobs_is_skipped_among_others_not_failing_them(tmp_path):
+    # s43 tester H6: an export taken while its jobs ran failed the whole ingest.
+    head = "JobID|JobName|User|State|Submit|Start|End|ElapsedRaw|Timelimit|NNodes|NCPUS\n"
+    done, running = tmp_path / "done.txt", tmp_path / "running.txt"
+    done.write_text(head + "1|a|u|COMPLETED|2026-12-07T01:46:36|2026-12-07T01:46:36|"
+                    "2026-12-07T01:46:38|2|00:10:00|1|1\n")
+    running.write_text(head + "2|b|u|RUNNING|2026-12-07T01:46:36|2026-12-07T01:46:36|Unknown|"
+                       "30|00:10:00|1|1\n")
+    table, reports, _ = ingest([done, running])
+    assert table.job_id.tolist() == ["1"]
+    assert reports[1].jobs == 0 and any("skipped" in f for f in reports[1].facts)
+    with pytest.raises(IngestError, match="ended"):
+        ingest([running, running])

@@ -597,3 +597,32 @@ def test_a_pending_array_line_says_how_many_tasks_it_stands_for(tmp_path):
     assert report.dropped == {"not finished (pending/running)": 1}
     assert report.notes["array task not run yet, in a pending job array's one line (sacct "
                         "writes e.g. 7007_[1-5%2] for 5 tasks; counted above as one line)"] == 5
+
+
+_H6 = "JobID|JobName|User|State|Submit|Start|End|ElapsedRaw|Timelimit|NNodes|NCPUS"
+_H6_ENDED = ("20|late|root|TIMEOUT|2026-12-07T01:46:36|2026-12-07T01:46:36|2026-12-07T01:47:40|"
+             "64|00:01:00|1|1")
+_H6_RUNNING = "20|late|root|RUNNING|2026-12-07T01:46:36|2026-12-07T01:46:36|Unknown|30|00:01:00|1|1"
+
+
+@pytest.mark.parametrize("lines", [(_H6_ENDED, _H6_RUNNING), (_H6_RUNNING, _H6_ENDED)])
+def test_of_two_copies_of_one_job_the_ended_one_is_kept_in_either_order(tmp_path, lines):
+    # s43 tester H6: exports joined newest first kept the older RUNNING line, the job lost.
+    path = tmp_path / "p.txt"
+    path.write_text("\n".join([_H6, *lines]) + "\n")
+    table, _ = read_job_log(path)
+    assert table.status.tolist() == ["timeout"] and table.runtime_s.tolist() == [64]
+
+
+def test_a_requeued_jobs_attempts_in_any_order_keep_the_ended_one(tmp_path):
+    # s43 tester H6/H7: sort -u put the REQUEUED attempt after the COMPLETED one.
+    path = tmp_path / "p.txt"
+    path.write_text(
+        "JobID|JobName|User|State|Submit|Start|End|ElapsedRaw|Timelimit|NNodes|NCPUS\n"
+        "38|rq|root|COMPLETED|2026-12-07T01:50:02|2026-12-07T01:52:11|2026-12-07T01:52:19|8|"
+        "01:00:00|1|1\n"
+        "38|rq|root|REQUEUED|2026-12-07T01:49:59|2026-12-07T01:49:59|2026-12-07T01:50:02|3|"
+        "01:00:00|1|1\n")
+    table, _ = read_job_log(path)
+    assert table.status.tolist() == ["ok"] and table.runtime_s.tolist() == [8]
+    assert str(table.submit_time[0]).endswith("01:49:59")  # its first submission
