@@ -426,3 +426,14 @@ def test_a_failed_job_that_reached_its_requested_time_is_a_timeout(tmp_path):
     assert list(df["state_raw"][:2]) == ["0 failed"] * 2  # what the log wrote
     assert report.notes["status 0 (failed) with a run time at or past the requested time: "
                         "timeout (killed at the limit)"] == 2
+
+
+def test_a_headerless_slice_of_unix_times_is_not_said_to_lack_real_dates(tmp_path):
+    # s43 tester H4: field 2 held Unix times (2022); the note said "not real dates".
+    path = tmp_path / "slice.swf"
+    path.write_text("1 1646101662 5 100 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n"
+                    "2 1646101762 5 100 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n")
+    table, report = read_job_log(path)
+    assert str(table.submit_time.min()).startswith("2022-03-01")
+    assert not any("not real dates" in f for f in report.facts)
+    assert any("Unix times" in f for f in report.facts)
