@@ -3,14 +3,18 @@ program given after their own options
 (``nsys profile -o out ./app``, ``valgrind --tool=memcheck ./app``, ``likwid-pin -c 0-3 ./app``,
 ``gdb --args ./app``).
 
-Their options are many and change between versions, so they are not read here. The program is
-one word: after ``--``, the word that follows; else the first word written as a path
-(``./app``), for an option's value rarely is one and a program run from its folder usually is;
-only where no word is a path, the first bare word that follows no option (past the tool's
-subcommand: ``nsys profile``, and a known flag: ``gdb --args app``), after any option's value
-that names a program on ``PATH`` (``tool -x app``: ``-x`` may be a flag). A bare word after a path, or one that follows an option, is the
-program's argument or the option's value, never the program (s42 tester F7: the ``-o`` value
-of ``nsys profile -o stencil ./myapp`` had named the workload when ``./myapp`` matched none).
+The program is one word. Each tool's options that take a value as the next word are listed
+here from its own ``--help`` (:data:`_VALUED`: nsys ``-o``, perf ``-o``, strace ``-o``, gdb
+``-x``...), so such a value — ``/scratch/prof`` of ``nsys profile -o /scratch/prof ./app`` —
+is never the program (s42: a path given as a value was read as it). nsys's options all take
+a value, valgrind's none (``--log-file=v.log``). After ``--`` (or gdb's ``--args``) the next
+word is the program. Else the program is the first *clear* word — one that follows no option,
+or a flag, or a listed option's value: every word after the program is its argument. An
+option not listed here may or may not take a value, so the word after it is only *maybe* the
+program: it is offered before the clear word only where the clear word does not look like a
+program (a bare name not on PATH, a number) and it names an executable file (``hpcrun -x app
+5``), never where the clear word is one (written as a path, or executable) — the rest of the
+line supports the clear word (s42 tester F7: ``-o stencil`` had named the workload).
 """
 
 from __future__ import annotations
@@ -34,20 +38,90 @@ _SUBCOMMANDS = {
     "omniperf": frozenset({"profile"}),
 }
 
-#: Common options of a tool that take no value: the word after one may be the program
-#: (``gdb --args app``, ``strace -f app``). Any other option's next word may be its value.
-_FLAGS = {
-    "gdb": frozenset({"--args", "-q", "-quiet", "--quiet", "-batch", "--batch", "-nx", "--nx"}),
-    "cuda-gdb": frozenset({"--args", "-q", "-quiet", "--quiet", "-batch", "--batch"}),
-    "strace": frozenset({"-f", "-ff", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-y", "-yy",
-                         "-v", "-q", "-qq", "-w", "-k"}),
-    "ltrace": frozenset({"-f", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-S", "-i"}),
-    "valgrind": frozenset({"-q", "--quiet", "-v", "--verbose"}),
-    "perf": frozenset({"-a", "-g", "-d", "-v", "-q", "-n", "--all-cpus", "--per-core",
-                       "--per-socket", "--per-node", "--per-thread", "-A", "--no-aggr"}),
-    "likwid-pin": frozenset({"-q", "-m", "-S"}),
-    "likwid-perfctr": frozenset({"-m", "-O", "-V", "-S"}),
+_GDB_VALUED = frozenset({"-x", "-ex", "-ix", "-iex", "--command", "--eval-command",
+                         "--init-command", "--init-eval-command", "-cd", "-d", "--directory",
+                         "-p", "--pid", "-s", "--symbols", "-e", "--exec", "-se", "-c",
+                         "--core", "-b", "-l", "-tty", "--tty", "-D", "--data-directory",
+                         "--interpreter", "-i"})
+_PERF_VALUED = frozenset({"-o", "--output", "-e", "--event", "-F", "--freq", "-c", "--count",
+                          "-p", "--pid", "-t", "--tid", "-C", "--cpu", "-m", "--mmap-pages",
+                          "-G", "--cgroup", "-D", "--delay", "-j", "--branch-filter", "-k",
+                          "--clockid", "-r", "--repeat", "--realtime", "-u", "--uid", "-x",
+                          "--field-separator", "-I", "--interval-print", "-M", "--metrics",
+                          "--call-graph", "--affinity", "--filter", "--control", "--max-size",
+                          "--pre", "--post", "--timeout", "--log-fd", "--interval-count",
+                          "--for-each-cgroup", "--cputype", "--td-level", "--vmlinux",
+                          "--clang-path", "--clang-opt", "--mmap-flush", "--synth"})
+_STRACE_VALUED = frozenset({"-e", "-E", "-p", "-u", "-I", "-P", "-a", "-o", "-s", "-X",
+                            "-O", "-S", "-U", "-b"})
+_LTRACE_VALUED = frozenset({"-e", "-o", "-p", "-s", "-a", "-n", "-u", "-E", "-x", "-A",
+                            "-D", "-F", "-l", "-w", "-L"})
+_NCU_VALUED = frozenset({"-o", "--export", "-k", "--kernel-name", "-c", "--launch-count",
+                         "-s", "--launch-skip", "--set", "--section", "--metrics",
+                         "--target-processes", "--replay-mode", "--nvtx-include",
+                         "--nvtx-exclude", "--page", "--kernel-id", "--devices",
+                         "--section-folder", "--import", "--log-file", "--cache-control",
+                         "--clock-control", "--launch-skip-before-match", "--kernel-name-base"})
+_VTUNE_VALUED = frozenset({"-collect", "-c", "-r", "-result-dir", "-knob", "-data-limit",
+                           "-duration", "-d", "-target-duration-type", "-search-dir",
+                           "-source-search-dir", "-project-dir", "-mark-up-list",
+                           "-finalization-mode", "-target-pid", "-strategy"})
+_ARM_VALUED = frozenset({"-n", "--np", "--nnodes", "--procs-per-node", "--mpi", "-o",
+                         "--output", "--log", "--openmp-threads", "--mpiargs", "--start-after",
+                         "--stop-after", "--export", "--processes", "--nodes"})
+_LIKWID_VALUED = frozenset({"-c", "-C", "-g", "-t", "-o", "-s", "-d", "-M", "-T", "-e",
+                            "-E", "-i"})
+#: Options of a tool that take the next word as their value (each tool's ``--help``;
+#: nsys's: docs.nvidia.com/nsight-systems). ``True``: every option of the tool does (nsys:
+#: even its switches are ``-f true``); ``False``: none does (valgrind: ``--opt=value``).
+_VALUED: dict[str, frozenset | bool] = {
+    "nsys": True, "valgrind": False, "gdb": _GDB_VALUED, "cuda-gdb": _GDB_VALUED,
+    "perf": _PERF_VALUED, "strace": _STRACE_VALUED, "ltrace": _LTRACE_VALUED,
+    "ncu": _NCU_VALUED, "nv-nsight-cu-cli": _NCU_VALUED, "vtune": _VTUNE_VALUED,
+    "amplxe-cl": _VTUNE_VALUED, "advixe-cl": _VTUNE_VALUED, "advisor": _VTUNE_VALUED,
+    "map": _ARM_VALUED, "ddt": _ARM_VALUED, "perf-report": _ARM_VALUED,
+    "likwid-pin": _LIKWID_VALUED, "likwid-perfctr": _LIKWID_VALUED,
+    "hpcrun": frozenset({"-e", "--event", "-o", "--output", "-c", "--count", "-f", "-fp",
+                         "-lm", "-tt"}),
+    "tau_exec": frozenset({"-T", "-XrunTAU", "-loadlib", "-rocm"}),
+    "rocprof": frozenset({"-i", "--input", "-o", "--output", "-d", "-t", "--basenames",
+                          "--timestamp", "--ctx-wait", "--ctx-limit", "--heartbeat",
+                          "--flush-rate", "-m", "--trace-start", "--trace-period"}),
+    "rocprofv2": frozenset({"-i", "--input", "-o", "--output-file", "-d",
+                            "--output-directory", "--plugin", "-m"}),
+    "rocprofv3": frozenset({"-i", "--input", "-o", "--output-file", "-d",
+                            "--output-directory", "--kernel-include-regex",
+                            "--kernel-exclude-regex", "--output-format", "-T",
+                            "--collection-period", "--pmc", "--log-level"}),
+    "omniperf": frozenset({"-n", "--name", "-p", "--path", "-k", "--kernel", "-b",
+                           "--ipblocks", "-d", "--dispatch", "--device"}),
+    "heaptrack": frozenset({"-o", "--output", "-p", "--pid", "-a", "--analyze"}),
+    "scalasca": frozenset({"-e", "-f", "-m"}), "scan": frozenset({"-e", "-f", "-m"}),
+    "shifter": frozenset({"--image", "-V", "--volume", "--workdir", "-e", "--env", "-m",
+                          "--module"}),
 }
+
+#: Common options of a tool that take no value: the word after one may be the program
+#: (``strace -f app``). Any other option not in :data:`_VALUED` is unknown here.
+_FLAGS = {
+    "gdb": frozenset({"-q", "-quiet", "--quiet", "-batch", "--batch", "-nx", "--nx",
+                      "--nh", "--readnow", "--readnever", "--write", "--tui", "-w", "--nw",
+                      "--batch-silent", "--return-child-result", "--fullname"}),
+    "cuda-gdb": frozenset({"-q", "-quiet", "--quiet", "-batch", "--batch"}),
+    "strace": frozenset({"-f", "-ff", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-y", "-yy",
+                         "-v", "-q", "-qq", "-w", "-k", "-i", "-r", "-x", "-xx", "-z",
+                         "-Z", "-n", "-d", "-D"}),
+    "ltrace": frozenset({"-f", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-S", "-i", "-b", "-r"}),
+    "perf": frozenset({"-a", "-g", "-d", "-v", "-q", "-n", "--all-cpus", "--per-core",
+                       "--per-socket", "--per-node", "--per-thread", "-A", "--no-aggr", "-s",
+                       "-T", "-P", "-R", "-N", "-B", "-b", "-W", "--no-inherit", "-i"}),
+    "likwid-pin": frozenset({"-q", "-m", "-S", "-p"}),
+    "likwid-perfctr": frozenset({"-m", "-O", "-V", "-S", "-f", "-a"}),
+    "heaptrack": frozenset({"-d", "--debug", "-r", "--raw", "--use-inject", "--record-only"}),
+}
+
+#: Options after which the next word is the program (gdb's ``--args``), as after ``--``.
+_PROGRAM_NEXT = frozenset({"--", "--args"})
 
 
 def is_tool(word: str) -> bool:
@@ -58,23 +132,33 @@ def is_tool(word: str) -> bool:
 def program_positions(words: list[str]) -> list[int]:
     """Where in ``words`` the program the tool ``words[0]`` runs may stand, the likeliest
     first (the caller takes the first it knows); [] where no word can be it. One position
-    where it is sure (after ``--``, or a path); where no word is a path, a bare word that
-    follows an option and names a program on ``PATH``, then the first bare word that follows
-    no option."""
-    if "--" in words[1:]:
-        k = words.index("--", 1) + 1
-        return [k] if k < len(words) else []
-    subcommands = _SUBCOMMANDS.get(os.path.basename(words[0]), frozenset())
-    free = [k for k in range(1, len(words)) if _no_option(words[k])
-            and not (k == 1 and words[k] in subcommands)]
-    paths = [k for k in free if "/" in words[k]]
-    if paths:
-        return paths[:1]
-    flags = _FLAGS.get(os.path.basename(words[0]), frozenset())
-    first = next((k for k in free if not _after_option(words, k, flags)), None)
-    valued = [k for k in free if _after_option(words, k, flags)
-              and (first is None or k < first) and shutil.which(words[k])]
-    return valued + ([first] if first is not None else [])
+    where the line is sure (after ``--``, or a clear word that looks like a program); see the
+    module's text for the order otherwise."""
+    tool = os.path.basename(words[0])
+    subcommands = _SUBCOMMANDS.get(tool, frozenset())
+    clear, maybe, k = None, [], 1 + (len(words) > 1 and words[1] in subcommands)
+    while k < len(words) and clear is None:
+        word = words[k]
+        if word in _PROGRAM_NEXT:
+            return [k + 1] if k + 1 < len(words) else []
+        if not _no_option(word):
+            taken = _takes_value(tool, word)
+            if taken and k + 1 < len(words):
+                k += 1  # its value: never the program
+            elif taken is None and k + 1 < len(words) and _no_option(words[k + 1]):
+                maybe.append(k + 1)  # an option not known here: its value, or the program
+                k += 1
+        else:
+            clear = k
+        k += 1
+    strong = [m for m in maybe if _support(words[m]) == 2]
+    if clear is None:
+        return strong + [m for m in maybe if m not in strong]
+    if _support(words[clear]) >= 1:
+        return [clear]
+    return strong + ([clear] if _support(words[clear]) == 0 else []) \
+        + [m for m in maybe if _support(words[m]) == 1] \
+        + ([clear] if _support(words[clear]) < 0 else [])
 
 
 def program_starts(words: list[str]) -> list[int]:
@@ -106,11 +190,25 @@ def _no_option(word: str) -> bool:
     return bool(word) and not word.startswith("-") and "=" not in word
 
 
-def _after_option(words: list[str], k: int, flags: frozenset) -> bool:
-    """Whether ``words[k]`` follows an option written without its value (``-o stencil``)
-    that is none of the tool's known ``flags``: that option's value, unless it is a flag."""
-    before = words[k - 1]
-    return before.startswith("-") and "=" not in before and before not in flags
+def _takes_value(tool: str, option: str) -> bool | None:
+    """Whether the tool's ``option`` takes the next word as its value: True, False (one
+    written ``--opt=value``, a flag), None where not known here."""
+    if "=" in option or option in _FLAGS.get(tool, ()):
+        return False
+    valued = _VALUED.get(tool)
+    if isinstance(valued, bool):
+        return valued
+    return True if valued is not None and option in valued else None
+
+
+def _support(word: str) -> int:
+    """How much ``word`` looks like a program: 2 it names an executable file (a path, or a
+    name on PATH), 1 it is written as a path, -1 it is a number, else 0."""
+    if os.path.isfile(word) and os.access(word, os.X_OK) if "/" in word else shutil.which(word):
+        return 2
+    if "/" in word:
+        return 1
+    return -1 if word.replace(".", "", 1).isdigit() else 0
 
 
 __all__ = ["TOOLS", "candidate_programs", "is_tool", "program_positions", "program_starts"]

@@ -408,3 +408,18 @@ def test_a_newline_in_a_script_or_rewrite_name_keeps_each_line_one_line(job, tmp
     lines = res.out.splitlines()
     assert lines[0] == "hpcds1mpi advise: q\\nnl.sh (slurm)"  # its name, as before
     assert lines[-1].startswith(f"wrote {tmp_path}/o\\nx.sh (") and out.is_file()
+
+
+@pytest.mark.parametrize("launch", [
+    "srun nsys profile -o /scratch/prof ./stencil --size 128",
+    "mpirun -np 2 nsys profile -o /scratch/prof -t mpi,cuda ./stencil --size 128"])
+def test_a_profilers_option_value_written_as_a_path_is_not_the_program(job, tmp_path, launch):
+    """s42: ``/scratch/prof``, the value of nsys's ``-o``, was read as the program, so the
+    script "matched no workload"; the program after it is ``./stencil``."""
+    path = tmp_path / "prof.sbatch"
+    path.write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n"
+                    f"#SBATCH --time=00:30:00\n{launch}\n")
+    res = run_cli(["advise", str(path), "--cluster", CLUSTER])
+    assert res.returncode == 0, res.stderr
+    assert "workload stencil (from the program on line 5), size 128" in res.stdout
+    assert "line 5 runs the program under `nsys`" in res.stdout

@@ -1,5 +1,6 @@
-"""Profilers, debuggers and runners whose options are not read: the program is one word,
-after ``--``, else the first path, else the first bare word that follows no option."""
+"""Profilers, debuggers and runners: the program is one word, after ``--``, else the first word
+that is no option's value (each tool's options that take one listed), an unknown option's
+next word offered only where it names an executable and the clear word does not look like one."""
 
 from __future__ import annotations
 
@@ -28,6 +29,37 @@ def test_the_program_is_one_word_never_an_options_value_or_an_argument(words, pr
     """s42 tester F7: every later bare word had been a candidate, so the ``-o`` value of
     ``nsys profile -o stencil ./myapp`` named the workload when ``./myapp`` matched none."""
     assert candidate_programs(words) == program
+
+
+@pytest.mark.parametrize("words, program", [
+    (["nsys", "profile", "-o", "/scratch/prof", "./app"], ["./app"]),
+    (["nsys", "profile", "--output", "/scratch/prof", "-t", "mpi,cuda", "app", "5"], ["app"]),
+    (["nsys", "profile", "--weird", "/scratch/x", "./app"], ["./app"]),  # nsys: all valued
+    (["perf", "record", "-o", "/scratch/perf.data", "-g", "./app"], ["./app"]),
+    (["strace", "-f", "-o", "/tmp/trace.log", "-e", "trace=network", "./app"], ["./app"]),
+    (["gdb", "-x", "/home/u/cmds.gdb", "-batch", "--args", "./app", "5"], ["./app"]),
+    (["valgrind", "--log-file=/scratch/v.log", "-q", "./app"], ["./app"]),
+    (["heaptrack", "-o", "/scratch/ht", "./app"], ["./app"]),
+    (["ncu", "-o", "/scratch/rep", "--set", "full", "./app"], ["./app"]),
+    (["hpcrun", "--unknown", "/bin/sh", "./app"], ["./app"]),  # a path to an executable
+])
+def test_an_options_value_written_as_a_path_is_never_the_program(words, program):
+    """s42: ``nsys profile -o /scratch/prof ./app`` read ``/scratch/prof`` as the program
+    (the first path), then said it matched no workload."""
+    assert candidate_programs(words) == program
+
+
+def test_an_unknown_options_executable_value_does_not_beat_a_clear_program(tmp_path,
+                                                                           monkeypatch):
+    """An option not known here may take a value: the word after it is the program only
+    where the clear word after it does not look like one."""
+    app = tmp_path / "app"
+    app.write_text("#!/bin/sh\n")
+    app.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert candidate_programs(["hpcrun", "--wrap", str(app), "./sim", "5"]) == ["./sim"]
+    assert candidate_programs(["hpcrun", "--wrap", "app", "sim", "5"]) == ["app", "sim"]
+    assert candidate_programs(["hpcrun", "--wrap", "./sim", "5"]) == ["./sim", "5"]
 
 
 def test_a_value_that_names_a_program_on_path_may_be_the_program(tmp_path, monkeypatch):
