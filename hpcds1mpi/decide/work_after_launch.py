@@ -14,7 +14,8 @@ What costs next to nothing is no work: comments, assignments, control words, set
 handling — :data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS` (``echo``, ``cd``,
 ``module``, ``export``, ``cp``, ``mv``, ``wait``, ``exit``, ...) and :data:`CHEAP` (``tar``,
 ``gzip``, ``grep``, ``seff``, ...). ``sleep``, ``source`` / ``.`` and ``eval`` are work: they
-take time, or run commands not read here. Any other program is work, a name not known here
+take time, or run commands not read here; a ``sleep`` in a loop polling a background job
+(``while kill -0 $PID``) waits for it, as ``wait`` does. Any other program is work, a name not known here
 included: a limit kept that need not be costs queue time, one cut that should not be kills the
 job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda shell.bash
 hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
@@ -39,7 +40,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: and copying results, reading logs, asking the scheduler about the job or chaining the next
 #: one (Slurm's and PBS's: s42 tester F6, `qsub -W depend=afterok:...` had kept the limit),
 #: what a ``$(...)`` commonly asks (``$(seq 1 4)``, ``$(id -u)``), and recording the job's
-#: software and machine (``git rev-parse HEAD``, ``ldd ./app``, ``lfs setstripe``: s42 F4).
+#: software and machine (``git rev-parse HEAD``, ``ldd ./app``, ``lfs setstripe``: s42 F4),
+#: and asking whether a process still runs (``ps -p $PID``, ``pgrep``).
 CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip", "rsync",
                    "du", "df", "wc", "head", "tail", "grep", "sort", "uniq", "cut", "tr",
                    "sed", "awk", "seff", "sstat", "mail", "basename", "dirname", "realpath",
@@ -49,7 +51,8 @@ CHEAP = frozenset({"tar", "gzip", "gunzip", "bzip2", "xz", "zstd", "zip", "unzip
                    "chmod", "true", "false", "sync", "qsub", "qstat", "qdel", "qalter",
                    "qhold", "qrls", "qsig", "pbsnodes", "tracejob", "seq", "expr", "bc", "id",
                    "whoami", "mktemp", "git", "ldd", "lfs", "lstopo", "lstopo-no-graphics",
-                   "hwloc-ls", "numastat", "getconf", "lsb_release", "ulimit"})
+                   "hwloc-ls", "numastat", "getconf", "lsb_release", "ulimit", "ps",
+                   "pgrep", "pidof"})
 #: Set-up commands that take time or run commands not read here: work after a launch.
 TAKE_TIME = frozenset({"sleep", "source", ".", "eval"})
 #: Tools of :data:`~hpcds1mpi.launch.tool_wrappers.TOOLS` that pin or containerise the
@@ -67,6 +70,9 @@ _BARE_REDIRECT_RE = re.compile(r"(\d*|&)(>>?|<|<<-?|<<<)")
 #: A shell function's definition: ``name() {``, ``function name {``.
 _FUNCTION_RE = re.compile(r"\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
                           r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*(\{|$)")
+#: A loop head that polls a process until it ends: ``kill -0``, ``ps -p``, its ``/proc`` entry.
+_POLL_RE = re.compile(r"\s*(while|until)\s+(!\s+)?(kill\s+(-0|-s\s+0)\s|ps\s+(-p\s|-q\s)"
+                      r"|\[\[?\s+-[de]\s+\"?/proc/)")
 #: The most characters of a command shown.
 _SHOWN = 60
 
@@ -81,11 +87,12 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     if found:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    polls = _polling_lines(script.text)
     for number, text in _lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines:
             continue
         found = _first_work(_commands(text), waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number))
+                            launching=_first_calls(calls, number), polling=number in polls)
         if found:
             return number, found
     return _exit_trap_work(script.text, launch.line)
@@ -99,6 +106,7 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     waits, calls = _wait_lines(script.text), _launching_functions(script)
+    polls = _polling_lines(script.text)
     for number, text in _lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
@@ -106,7 +114,7 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
             continue
         found = _first_work(_commands(text), before=True,
                             waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number))
+                            launching=_first_calls(calls, number), polling=number in polls)
         if found:
             return number, found
     return None
@@ -267,20 +275,21 @@ def _substitutions(text: str) -> list[str]:
 
 
 def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False,
-                launching: frozenset[str] = frozenset()) -> str:
+                launching: frozenset[str] = frozenset(), polling: bool = False) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
     written on one line; "". An exit trap's command runs at the end, after the launch
     (:func:`_exit_trap`): work there, none before it. A command run in the background
     (``./monitor.sh &``) holds no job time unless a ``wait`` waits for it: later on its
     line, or on a later line (``waited``; s42 tester F4). A call of a function in
-    ``launching`` is a launch."""
+    ``launching`` is a launch. In a loop ``polling`` a background job, ``sleep`` waits for
+    it, as ``wait`` would: no work."""
     simple = list(_simple_commands(commands))
     for k, (words, separator) in enumerate(simple):
         if separator == "&" and not (waited or any(_is_wait(w) for w, _ in simple[k + 1:])):
             continue
         handler = _exit_trap(words)
-        at = None if handler is not None else _work_at(words, before, launching)
+        at = None if handler is not None else _work_at(words, before, launching, polling)
         if handler and not before and (found := _first_work(_commands(handler))):
             return found
         if at is not None:
@@ -295,9 +304,29 @@ def _is_wait(words: list[str]) -> bool:
 
 
 def _wait_lines(text: str) -> list[int]:
-    """The numbers of the shell lines of ``text`` that run a ``wait``."""
+    """The numbers of the shell lines of ``text`` that run a ``wait``, or poll a background
+    job until it ends (:func:`_polling_lines`)."""
+    polls = _polling_lines(text)
     return [number for number, line in _lines_after(text, 1, 0)
-            if any(_is_wait(w) for w, _ in _simple_commands(_commands(line)))]
+            if number in polls or any(_is_wait(w) for w, _ in _simple_commands(_commands(line)))]
+
+
+def _polling_lines(text: str) -> set[int]:
+    """The lines of the loops of ``text`` that poll a background job until it ends (``while
+    kill -0 $PID; do sleep 60; done``, ``until ! ps -p $PID``, ``while [ -d /proc/$PID ]``),
+    from the loop's head to its ``done``: their ``sleep`` waits for the job (s42: it had
+    been work, and kept the limit of a launch run in the background and polled)."""
+    lines, depth = set(), 0
+    for number, line in _lines_after(text, 1, 0):
+        if not depth and not _POLL_RE.match(line):
+            continue
+        lines.add(number)
+        for words, _ in _simple_commands(_commands(line)):
+            head = next((w for w in words if w not in ("do", "then", "else", "!")), "")
+            depth += head in ("while", "until", "for", "select")
+            depth -= "done" in words
+        depth = max(depth, 0)
+    return lines
 
 
 def _simple_commands(commands: list[list[str]]):
@@ -352,7 +381,7 @@ def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]
 
 
 def _work_at(words: list[str], before: bool = False,
-             launching: frozenset[str] = frozenset()) -> int | None:
+             launching: frozenset[str] = frozenset(), polling: bool = False) -> int | None:
     """Where the command that a simple command's ``words`` run starts (past control words and
     assignments), if it runs a program that takes time; None where it does not."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT, is_wrapper, program_index
@@ -370,6 +399,7 @@ def _work_at(words: list[str], before: bool = False,
     if is_wrapper(name) and all(w.startswith("-") for w in program[1:]):
         return None  # runs no program: prints and exits (`env`, `numactl --hardware`)
     takes_time = name == "sleep" if before else name in TAKE_TIME  # before: set-up
+    takes_time = takes_time and not (polling and name == "sleep")  # waits for a job
     if not name or name in launching or (not takes_time and (name in SETUP_COMMANDS
                                                               or name in CHEAP)):
         return None

@@ -181,3 +181,26 @@ def test_a_launcher_asked_only_for_its_version_before_the_launch_is_no_work():
     for line in ("mpirun --version", "srun --version", "mpiexec --help"):
         script = read_script(f"{HEAD}{line}\n{LAUNCH}\n")
         assert work_before(script, script.launch) is None, line
+
+
+@pytest.mark.parametrize("after, found", [
+    ("PID=$!\nwhile kill -0 $PID; do sleep 60; done\n", None),
+    ("PID=$!\nwhile kill -0 $PID 2>/dev/null\ndo\n  sleep 60\n  tail -1 run.log\ndone\n", None),
+    ("PID=$!\nuntil ! ps -p $PID > /dev/null; do sleep 30; done\necho done\n", None),
+    ("PID=$!\nwhile [ -d /proc/$PID ]; do sleep 30; done\n", None),
+    # the poll waits for its job; other work in the loop, or after it, is work still
+    ("PID=$!\nwhile kill -0 $PID; do python3 watch.py; sleep 60; done\n",
+     (7, "python3 watch.py")),
+    ("PID=$!\nwhile kill -0 $PID; do sleep 60; done\npython3 plot.py\n", (8, "python3 plot.py")),
+    ("sleep 60\n", (6, "sleep 60")),  # a sleep of its own
+])
+def test_polling_a_background_launch_until_it_ends_is_no_work(after, found):
+    """s42: ``while kill -0 $PID; do sleep 60; done`` waits for the launch run with ``&``,
+    but its ``sleep`` was work, so the limit was kept."""
+    assert _after(after, LAUNCH + " &") == found
+
+
+def test_a_polled_background_job_is_waited_for():
+    """A job polled until it ends holds job time, as one a ``wait`` waits for does."""
+    script = read_script(f"{HEAD}{LAUNCH}\n./post &\nP=$!\nwhile kill -0 $P; do sleep 5; done\n")
+    assert work_after(script, script.launch) == (6, "./post")
