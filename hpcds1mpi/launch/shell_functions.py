@@ -1,0 +1,28 @@
+"""A shell function's definition head written before its body on one line: ``run_sim() {
+srun ./app; }``, ``function run_sim { srun ./app; }``. The body's commands run where the
+function is called; the script reader reads them past the head (s42: a one-line function
+holding the launch was not read as a launch)."""
+
+from __future__ import annotations
+
+import re
+
+#: A function's name as bash takes it, with ``()`` glued to it or not.
+_NAME_RE = re.compile(r"[A-Za-z_][\w.:-]*(\(\))?")
+
+
+def function_head(words: list[str]) -> int:
+    """How many of a simple command's ``words`` (as written) are a function definition's
+    head, its ``{`` included: 3 for ``run_sim () {``, 2 for ``run_sim() {``; 0 for none."""
+    k = 1 if words[:1] == ["function"] else 0
+    if len(words) <= k or not (match := _NAME_RE.fullmatch(words[k])):
+        return 0
+    k += 1
+    if not match.group(1) and words[k:k + 1] == ["()"]:
+        k += 1
+    elif not match.group(1) and not words[0] == "function":
+        return 0  # `name {` is no definition without `function` or `()`
+    return k + 1 if words[k:k + 1] == ["{"] else 0
+
+
+__all__ = ["function_head"]
