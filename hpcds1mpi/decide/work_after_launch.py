@@ -87,9 +87,9 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     if found:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    polls = _polling_lines(script.text)
+    polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
     for number, text in _lines_after(script.text, launch.line, launch.last_line):
-        if number in launch_lines:
+        if number in launch_lines or number in bodies:
             continue
         found = _first_work(_commands(text), waited=any(n > number for n in waits),
                             launching=_first_calls(calls, number), polling=number in polls)
@@ -106,11 +106,11 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     waits, calls = _wait_lines(script.text), _launching_functions(script)
-    polls = _polling_lines(script.text)
+    polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
     for number, text in _lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
-        if number in launch_lines:
+        if number in launch_lines or number in bodies:
             continue
         found = _first_work(_commands(text), before=True,
                             waited=any(n > number for n in waits),
@@ -196,6 +196,27 @@ def _launching_functions(script: "JobScript") -> dict[str, int]:
             if names.get(called) == 0 and loops <= 0:  # in a loop it launches again: work
                 names[called] = number
     return names
+
+
+def _unlaunching_bodies(script: "JobScript") -> set[int]:
+    """The lines of the shell functions whose body holds no launch, their head and closing
+    brace included: a body runs where the function is called, so its work is said at the
+    call's line (s42: ``post() { python3 plot.py; }`` defined before the launch and called
+    after it had been said to run "before the launch")."""
+    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
+    found: set[int] = set()
+    open_at, depth, body = 0, 0, False
+    for number, text in _lines_after(script.text, 1, 0):
+        if not body and (_FUNCTION_RE.match(text)):
+            open_at, body = number, True
+        if not body:
+            continue
+        depth += sum({"{": 1, "}": -1}.get(w, 0) for c in _commands(text) for w in c)
+        if depth <= 0 and (number > open_at or "}" in text):
+            if not any(open_at <= n <= number for n in launch_lines):
+                found.update(range(open_at, number + 1))
+            body, depth = False, 0
+    return found
 
 
 def _first_calls(calls: dict[str, int], number: int) -> frozenset[str]:

@@ -204,3 +204,19 @@ def test_a_polled_background_job_is_waited_for():
     """A job polled until it ends holds job time, as one a ``wait`` waits for does."""
     script = read_script(f"{HEAD}{LAUNCH}\n./post &\nP=$!\nwhile kill -0 $P; do sleep 5; done\n")
     assert work_after(script, script.launch) == (6, "./post")
+
+
+@pytest.mark.parametrize("script_body, note_start", [
+    # s42: the body of a function defined before the launch had been said to run before it
+    ("post() {\n  python3 plot.py\n}\n" + LAUNCH + "\npost\n",
+     "line 9 runs `post` after the launch on line 8"),
+    ("post() { python3 plot.py; }\n" + LAUNCH + "\npost out.dat\n",
+     "line 7 runs `post out.dat` after the launch on line 6"),
+    ("post() {\n  python3 plot.py\n}\npost\n" + LAUNCH + "\n",
+     "line 8 runs `post` before the launch on line 9"),
+    ("post() {\n  python3 plot.py\n}\n" + LAUNCH + "\npost &\n", ""),  # not waited for
+    ("post() { python3 plot.py; }\n" + LAUNCH + "\n", ""),  # never called
+])
+def test_a_functions_work_is_said_where_it_is_called(script_body, note_start):
+    script = read_script(f"{HEAD}{script_body}")
+    assert (work_after_note(script, script.launch) or "").startswith(note_start)
