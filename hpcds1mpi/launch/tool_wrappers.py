@@ -12,9 +12,11 @@ word is the program. Else the program is the first *clear* word — one that fol
 or a flag, or a listed option's value: every word after the program is its argument. An
 option not listed here may or may not take a value, so the word after it is only *maybe* the
 program: it is offered before the clear word only where the clear word does not look like a
-program (a bare name not on PATH, a number) and it names an executable file (``hpcrun -x app
-5``), never where the clear word is one (written as a path, or executable) — the rest of the
-line supports the clear word (s42 tester F7: ``-o stencil`` had named the workload).
+program (a bare name not on PATH, a number: ``tau_exec -x ./app in.dat``) and it names an
+executable file or is written as a path, never where the clear word looks like one (written
+as a path, or executable): the rest of the line supports the clear word; a bare maybe-word
+not on PATH is offered only where no word is clear (s42 tester F7: ``-o stencil`` had named
+the workload).
 """
 
 from __future__ import annotations
@@ -83,7 +85,7 @@ _VALUED: dict[str, frozenset | bool] = {
     "likwid-pin": _LIKWID_VALUED, "likwid-perfctr": _LIKWID_VALUED,
     "hpcrun": frozenset({"-e", "--event", "-o", "--output", "-c", "--count", "-f", "-fp",
                          "-lm", "-tt"}),
-    "tau_exec": frozenset({"-T", "-XrunTAU", "-loadlib", "-rocm"}),
+    "tau_exec": frozenset({"-T"}),
     "rocprof": frozenset({"-i", "--input", "-o", "--output", "-d", "-t", "--basenames",
                           "--timestamp", "--ctx-wait", "--ctx-limit", "--heartbeat",
                           "--flush-rate", "-m", "--trace-start", "--trace-period"}),
@@ -118,6 +120,9 @@ _FLAGS = {
     "likwid-pin": frozenset({"-q", "-m", "-S", "-p"}),
     "likwid-perfctr": frozenset({"-m", "-O", "-V", "-S", "-f", "-a"}),
     "heaptrack": frozenset({"-d", "--debug", "-r", "--raw", "--use-inject", "--record-only"}),
+    "tau_exec": frozenset({"-ebs", "-io", "-memory", "-memory_debug", "-cuda", "-opencl",
+                           "-openacc", "-rocm", "-um", "-shmem", "-v", "-qsub", "-gomp",
+                           "-armci", "-level_zero", "-l0", "-ompt"}),
 }
 
 #: Options after which the next word is the program (gdb's ``--args``), as after ``--``.
@@ -156,9 +161,7 @@ def program_positions(words: list[str]) -> list[int]:
         return strong + [m for m in maybe if m not in strong]
     if _support(words[clear]) >= 1:
         return [clear]
-    return strong + ([clear] if _support(words[clear]) == 0 else []) \
-        + [m for m in maybe if _support(words[m]) == 1] \
-        + ([clear] if _support(words[clear]) < 0 else [])
+    return strong + [m for m in maybe if _support(words[m]) == 1] + [clear]
 
 
 def program_starts(words: list[str]) -> list[int]:

@@ -60,6 +60,9 @@ def test_an_unknown_options_executable_value_does_not_beat_a_clear_program(tmp_p
     assert candidate_programs(["hpcrun", "--wrap", str(app), "./sim", "5"]) == ["./sim"]
     assert candidate_programs(["hpcrun", "--wrap", "app", "sim", "5"]) == ["app", "sim"]
     assert candidate_programs(["hpcrun", "--wrap", "./sim", "5"]) == ["./sim", "5"]
+    assert candidate_programs(["hpcrun", "--wrap", "./sim", "in.dat"]) == ["./sim", "in.dat"]
+    assert candidate_programs(["hpcrun", "--wrap", "/x/prof", "sim"]) == ["/x/prof", "sim"]
+    assert candidate_programs(["tau_exec", "-ebs", "-T", "mpi", "./sim", "in"]) == ["./sim"]
 
 
 def test_a_value_that_names_a_program_on_path_may_be_the_program(tmp_path, monkeypatch):
