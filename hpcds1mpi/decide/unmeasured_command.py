@@ -44,6 +44,8 @@ _SEPARATORS = frozenset({"|", "|&", "||", "&&", ";", "&"})
 #: Set-up commands (:data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS`) that may take
 #: a job's time, or run another command: after the measured command they are more than it.
 _TAKE_TIME = frozenset({"sleep", "wait", "source", ".", "eval", "srun", "scontrol"})
+#: Words that close a structure and run nothing (``run() { srun ./app; }``'s ``}``).
+_CLOSING = frozenset({"}", ")", "fi", "done", "esac"})
 #: An output redirection, its target in the word (``>out``, ``2>&1``) or the next one (``>``).
 _OUTPUT_RE = re.compile(r"^(\d*>>?|&>>?|\d*>&|\d*>\|)(.*)$")
 
@@ -182,6 +184,8 @@ def _runs_after(separator: str, rest: list[str]) -> list[str]:
     end = next((k for k, w in enumerate(tail) if w in _SEPARATORS), len(tail))
     first = tail[_past_shell_prefix(tail[:end]):end]
     name = os.path.basename(first[0]) if first else ""
+    if name in _CLOSING:  # `; }` of a one-line function: nothing more runs
+        return tail[end:]
     if separator != "&" and (not first or name == "tee" or (
             name in SETUP_COMMANDS and name not in _TAKE_TIME)):
         return tail[end:]  # the next command on (its own separator first)
@@ -350,7 +354,10 @@ def judge_launch(launch, command: str | None, workload: str, job_folder: str | N
 
     if launch is None or not command:
         return ""
-    words = [*launch_words(launch), *launch.then]  # ``; ./fall 9`` after it (s41 tester B1)
+    then = list(launch.then)  # ``; ./fall 9`` after it (s41 tester B1)
+    if then[:1] == ["&"] and all(w in _CLOSING for w in then[1:]):
+        then = []  # the launch itself in the background: the script waits for it, or ends
+    words = [*launch_words(launch), *then]
     difference = command_difference(words, str(command), job_folder, launch.stdin or "",
                                     values, files=job_folder is not None)
     return unmeasured_reason(workload, str(command), difference) if difference else ""

@@ -371,3 +371,20 @@ def test_the_service_compares_a_programs_words_and_opens_no_file(tmp_path, monke
     assert answers[0] == answers[1] == []  # by its words, either is the measured program
     assert answers[2] and answers[2][0].count("compared by its words only: no file it names "
                                               "is looked at") == 1
+
+
+@pytest.mark.parametrize("body", [
+    "run_sim() { srun ./jacobi 96 40; }\nrun_sim\n",  # the function's closing brace
+    "srun ./jacobi 96 40 &\nPID=$!\nwhile kill -0 $PID; do sleep 60; done\n",  # background
+    "mpirun -np 2 ./jacobi 96 40 &\nwait\n",
+])
+def test_a_launch_in_a_one_line_function_or_the_background_runs_the_measured_command(body):
+    """s43: `; }` closing a one-line function, and the `&` of a launch the script waits for,
+    had been "more than jacobi" after it, so the limit was kept."""
+    from hpcds1mpi.decide.unmeasured_command import judge_launch
+    from hpcds1mpi.launch.script_reading import read_script
+
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\n#SBATCH --time=00:10:00\n{body}")
+    assert judge_launch(script.launch, MEASURED, "relax", None) == ""
+    more = read_script(f"#!/bin/bash\n#SBATCH -N 1\n{body.replace(' 40', ' 40 & ./fall 9')}")
+    assert "it runs more than jacobi" in judge_launch(more.launch, MEASURED, "relax", None)
