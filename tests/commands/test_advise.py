@@ -238,6 +238,21 @@ def test_a_swept_programs_size_comes_from_the_script(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "workload relax (from the program on line 5), size 96 (from the command on line 5)" \
         in res.stdout
+    # s43: a profiler's -o path, a one-line function, a polled background launch and a
+    # post-processing function called after the launch, each read as a user writes them
+    head = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=2\n#SBATCH --time=00:10:00\n"
+    for body, said in [
+            ("srun nsys profile -o /scratch/prof ./jacobi 96 20\n", "walltime 00:10:00  (kept"),
+            ("run_sim() { srun ./jacobi 96 20; }\nrun_sim\n", "walltime 00:01:00"),
+            ("mpirun -np 2 ./jacobi 96 20 &\nPID=$!\nwhile kill -0 $PID; do sleep 60; done\n",
+             "walltime 00:01:00"),
+            ("post() { python3 plot.py; }\nsrun ./jacobi 96 20\npost\n",
+             "line 7 runs `post` after the launch on line 6")]:
+        (tmp_path / "job.sbatch").write_text(head + body)
+        res = run_cli(["advise", "job.sbatch", "--model", "model", "--cluster", CLUSTER],
+                      cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        assert "workload relax" in res.stdout and said in res.stdout, (body, res.stdout)
 
 
 @pytest.mark.parametrize("scheduler, said", [
