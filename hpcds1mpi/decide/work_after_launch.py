@@ -15,16 +15,17 @@ handling — :data:`~hpcds1mpi.launch.wrapper_program.SETUP_COMMANDS` (``echo``,
 ``module``, ``export``, ``cp``, ``mv``, ``wait``, ``exit``, ...) and :data:`CHEAP` (``tar``,
 ``gzip``, ``grep``, ``seff``, ...). ``sleep``, ``source`` / ``.`` and ``eval`` are work: they
 take time, or run commands not read here; a ``sleep`` in a loop polling a background job
-(``while kill -0 $PID``) waits for it, as ``wait`` does. Any other program is work, a name
-not known here included: a limit kept that need not be costs queue time, one cut that
-should not be kills the job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda shell.bash
-hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
+(``while kill -0 $PID``) waits for it, as ``wait`` does. Any other program is work, a name not
+known here included: a limit kept that need not be costs queue time, one cut that should not be
+kills the job. Before the launch the same, but set-up (``source env.sh``, ``eval "$(conda
+shell.bash hook)"``) is none: a pre-processing program (``python3 make_mesh.py``) is work
 (:func:`work_before`; s42 review R3). A later launch line is the launches-more-than-once note's
 (:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands; a command
 substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``); an
 exec wrapper that runs no program (``env``, ``numactl --hardware``) prints and exits; a command
 in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it. The
 first call of a shell function whose body holds the launch is that launch; a later one is work.
+Any other function's body runs where it is called: its work is said at the call's line.
 """
 
 from __future__ import annotations
