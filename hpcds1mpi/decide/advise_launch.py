@@ -167,7 +167,8 @@ def _differences(ran: list[str], recorded: list[str]) -> list[str]:
 def other_arguments(words: list[str], command: str | None, stdin: str = "") -> str | None:
     """How the command ``words`` (a launched or given command line, its program among them)
     differs from the measured ``command`` (``adds 'T=20'``; ``'-nk 2' where it has ...``),
-    one phrase; None when they agree (placeholders take any value), or when either is
+    one phrase, its options compared in any order and its positional words in theirs
+    (:mod:`~hpcds1mpi.decide.argument_order`); None when they agree (placeholders take any value), or when either is
     unknown, too long, or the program is not among ``words`` (a wrapper before it is
     skipped). The one comparison of advise's note and ``recommend --program``'s (s32 tester
     U3)."""
@@ -178,7 +179,13 @@ def other_arguments(words: list[str], command: str | None, stdin: str = "") -> s
     starts = [k for k, w in enumerate(words) if stem(w) == stem(tokens[at])]
     if not starts or len(words) > MAX_WORDS or len(tokens) > MAX_WORDS:
         return None
-    differences = _differences(words[starts[0] + 1:], tokens[at + 1:])
+    from hpcds1mpi.decide.argument_order import in_measured_order, same_words
+
+    ran, measured = words[starts[0] + 1:], tokens[at + 1:]  # options compared order-free (G2)
+    differences = _differences(in_measured_order(ran, measured) or ran, measured)
+    if differences and same_words(ran, measured):  # never "leaves out X; adds X"
+        differences = [f"the same arguments in another order: {' '.join(ran)!r} where it has "
+                       f"{' '.join(measured)!r}"]
     if stdin:
         differences.append(f"feeds it {stdin!r}")
     if not differences:
