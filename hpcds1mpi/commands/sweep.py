@@ -253,6 +253,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             progress=not no_progress,  # hides the bar only: what the pre-flight found and
             # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
             say=say)
+        from hpcds1mpi.measure.fom_note import fom_summary
+
+        if note := fom_summary(readings.fom, readings.fom_launches):  # s43 tester G3
+            say(note)
         say()
         click.echo(_summary_line(summary, out), err=True)
         _refuse_all_failed(summary, out)

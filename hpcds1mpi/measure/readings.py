@@ -179,6 +179,8 @@ class Readings:
     #: Where notes go (one line each), set by the sweep; the notes said, each once per sweep.
     say: object = field(default=None, repr=False, compare=False)
     said: set = field(default_factory=set, repr=False, compare=False)
+    #: Its launches' figure-of-merit readings, for the sweep's closing note (:mod:`.fom_note`).
+    fom_launches: object = field(default=None, repr=False, compare=False)
 
     @classmethod
     def of(cls, *, time_regex=None, fom_regex=None, ranks_regex=None,
@@ -239,19 +241,25 @@ class Readings:
         return output_lock(path, self.say, self.said)
 
     def note_once(self, found: dict | None, status: str, error: str,
-                  wall_s: float = math.nan, seen: list[str] | None = None) -> None:
+                  wall_s: float = math.nan, seen: list[str] | None = None,
+                  run: tuple[str, bool] = ("", True)) -> None:
         """Say each note of one launch's reading once per sweep: a time read with a decimal
         comma, several different times matched (:mod:`.time_reading`), a time printed coarsely
         from a launch of ``wall_s``, judged with the configuration's earlier times ``seen``
         (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1), an input that ended on stdin
-        (:mod:`.stdin_note`), a ``--fom-regex`` that read no number (:mod:`.fom_note`)."""
+        (:mod:`.stdin_note`), a ``--fom-regex`` that read no number in the launch of ``run``
+        (its label, and whether it is no warm-up), counted for the sweep's closing note."""
         from hpcds1mpi.measure.coarse_timer import coarse_note
-        from hpcds1mpi.measure.fom_note import fom_note
+        from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
         from hpcds1mpi.measure.stdin_note import stdin_note
         from hpcds1mpi.measure import time_reading as tr
 
         notes, found = {"stdin": stdin_note(error) if status != "ok" else ""}, found or {}
-        notes["fom"] = fom_note(self.fom, found) if status == "ok" else ""
+        self.fom_launches = self.fom_launches or FomLaunches()
+        notes["fom"] = fom_note(self.fom, found, run[0], self.fom_launches) if status == "ok" \
+            else ""
+        if status == "ok" and self.fom is not None:
+            self.fom_launches.add(*run, math.isfinite(found.get("fom", math.nan)))
         text, values, regex = found.get("time_text"), found.get("time_values") or [], \
             f"--time-regex '{self.time.pattern}'" if self.time else ""
         if status == "ok" and self.time is not None and text is not None:
