@@ -91,8 +91,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
 
     from hpcds1mpi.decide.walltime_evidence import (default_partition, heed_kills,
                                                     hold_to_runs, killed_at_limit,
-                                                    new_in_request, raise_to_cover,
-                                                    same_request, too_thin)
+                                                    like_rows, new_in_request,
+                                                    raise_to_cover, too_thin)
     from hpcds1mpi.decide.walltime_unproposed import unproposed_kills, user_reason
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
@@ -122,9 +122,12 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     if mine.sum() < MIN_USER_JOBS:  # said with what the user's jobs did (s39 tester C1, C3, C5)
         proposal.reason = ("" if users.any() else user_of_several_logs(hist, user)) or \
             user_reason(hist, user, users, ended, mine, too_few_user_jobs(int(mine.sum())))
-        like = users & same_request(hist, time_limit_s, procs, partition)
+        # No coverage to agree with: kills with this request, else with this time limit.
+        like, like_what = like_rows(hist, users, users & ended, time_limit_s, procs,
+                                    partition)
         proposal.killed = unproposed_kills(hist, users & ended, mine, name_rows, like,
-                                           workload, time_limit_s, procs, partition)
+                                           workload, time_limit_s, procs, partition,
+                                           like_what)
         return proposal
     if partition is None:  # a script naming no partition runs where the default puts it
         partition = default_partition(hist, mine, same)
@@ -206,7 +209,10 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             proposal.time_s = proposal.point_s
     hold_to_runs(proposal, run[:len(hist)][same if named else mine], time_limit_s,
                  partition_limit_s)
-    like = users & same_request(hist, time_limit_s, procs, partition)
+    # The user's jobs like this one: the coverage and the kills read the same ones (s43
+    # tester H5: 306 kills at the very limit asked were "unlike" a 2-processor job while
+    # the coverage counted the same user's jobs "with this time limit").
+    like, like_what = like_rows(hist, users, done, time_limit_s, procs, partition)
     if runs is None and proposal.short_request():
         # "Your request is too short" is the model's word against the user's own jobs (a
         # Gaia user's 7,200-s request, called short of 9,912 s, held 2,790 of their 2,802):
@@ -214,17 +220,14 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         like_done = like & done
         use_like = like_done.sum() >= enough_jobs(proposal.quantile)
         runs = run[:len(hist)][like_done if use_like else mine]
-        proposal.like_what = "with this request" if use_like else ""
+        proposal.like_what = like_what if use_like else ""
         proposal.n_like = len(runs)
     elif runs is None and proposal.tight and proposal.time_s < float(time_limit_s):
         # A tight proposal under the request is the model's word for jobs like it; the user's
         # own finished jobs with this very request check it (s39 tester C2: "about 95 %"
         # where 994 of the user's 1,309 had run within it, and 118 of the next 147).
         # A request new to the user (other processors): their jobs with this time limit.
-        own_like, proposal.like_what = like & done, "with this request"
-        if not own_like.any() and (procs is not None or partition is not None):
-            own_like = users & done & same_request(hist, time_limit_s, None, None)
-            proposal.like_what = "with this time limit"
+        own_like, proposal.like_what = like & done, like_what
         runs = run[:len(hist)][own_like]
         raise_to_cover(proposal, runs, time_limit_s)
         proposal.n_like = len(runs)
@@ -232,7 +235,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # A job killed at its limit needed more than it: the proposal must not stay at or under
     # such a kill of the user's jobs of this name (or with this request) unsaid.
     kills = killed_at_limit(hist, users & ended, mine, name_rows, like, workload,
-                            request_given=bool(time_limit_s))
+                            request_given=bool(time_limit_s), like_what=like_what)
     heed_kills(proposal, kills, time_limit_s, partition_limit_s)
     if runs is not None:
         within = int(np.sum(runs <= proposal.time_s * (1 + 1e-9)))

@@ -147,6 +147,20 @@ def same_request(hist: pd.DataFrame, time_limit_s, procs, partition) -> np.ndarr
             & _equals(hist, "partition", partition))
 
 
+def like_rows(hist: pd.DataFrame, users: np.ndarray, done: np.ndarray, time_limit_s, procs,
+              partition) -> tuple[np.ndarray, str]:
+    """The user's rows (``users``) like the job, and how the lines name them: those with this
+    request; where none of the user's completed jobs (``done``) asked it -- other processors,
+    another partition, or a history that records no processor count (no ReqCPUS) -- those
+    with this time limit. The coverage and the kills both read these rows, so a job counted
+    as like this one for the one is like it for the other."""
+    like = users & same_request(hist, time_limit_s, procs, partition)
+    if (time_limit_s and not np.any(like & done)
+            and (procs is not None or partition is not None)):
+        return users & same_request(hist, time_limit_s, None, None), "with this time limit"
+    return like, "with this request"
+
+
 def request_words(time_limit_s, procs, partition) -> str:
     """The request as a line says it ("60 s, 2 processors and partition 'debug'")."""
     parts = [f"{time_limit_s:.0f} s" if time_limit_s else "",
@@ -233,12 +247,13 @@ def hold_to_runs(proposal, runs: np.ndarray, time_limit_s: float | None,
 
 
 def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
-                    name_rows: np.ndarray, like_rows: np.ndarray, name: str | None,
-                    request_given: bool) -> Kills | None:
+                    name_rows: np.ndarray, like: np.ndarray, name: str | None,
+                    request_given: bool, like_what: str = "with this request") -> Kills | None:
     """The kills among the user's jobs ended by the submit time (``ended``; ``done``: those
     completed) like this one: of this name (``name_rows``) where the history knows it, else
-    with the same request (``like_rows``) -- where no request was given, a time limit that
-    the user's completed jobs like it asked for (none such: no kill is like it)."""
+    those ``like`` it (:func:`like_rows`, named ``like_what``) -- where no request was given,
+    at a time limit that the user's completed jobs like it asked for (none such: no kill is
+    like it)."""
     status = hist["status"].astype("string").str.lower() if "status" in hist \
         else pd.Series(pd.NA, index=hist.index, dtype="string")
     raw = hist["state_raw"].astype("string").str.upper() if "state_raw" in hist \
@@ -247,7 +262,7 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
     limit, run = _numbers(hist, "time_limit_s"), _numbers(hist, "runtime_s")
     hit = timeout & (limit > 0) & ~(run < HIT_SHARE * limit)  # a missing run: killed at limit
     named = name is not None and bool(np.any(ended & name_rows))
-    like = name_rows if named else like_rows
+    like = name_rows if named else like
     rows = ended & hit & like
     if not named and not request_given:
         # "Any time limit" is no likeness: a kill at a limit none of the completed jobs like
@@ -256,7 +271,7 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
     if not rows.any():
         return None
     runs = np.fmax(run[rows], limit[rows])  # the kill came at the limit, or after it
-    whose = (f"named {name!r}" if named else "with this request" if request_given
+    whose = (f"named {name!r}" if named else like_what if request_given
              else "with the time limit your completed jobs like it asked for")
     done_runs = run[done & like & ~np.isnan(run)]
     any_runs = run[done & ~np.isnan(run)]  # what bounds a kill no completed like-run does

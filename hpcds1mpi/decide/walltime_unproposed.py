@@ -87,7 +87,8 @@ def user_reason(hist: pd.DataFrame, user: str, users: np.ndarray, ended: np.ndar
 
 def unproposed_kills(hist: pd.DataFrame, ended_mine: np.ndarray, done_mine: np.ndarray,
                      name_rows: np.ndarray, like_rows: np.ndarray, name: str | None,
-                     time_limit_s: float | None, procs, partition):
+                     time_limit_s: float | None, procs, partition,
+                     like_what: str = "with this request"):
     """The user's jobs like this one killed at their limit, for a user with too few completed
     jobs to propose from (:class:`~hpcds1mpi.decide.walltime_evidence.Kills`; None: none):
     of this name, else with this request -- given no time limit, with its processors and
@@ -95,7 +96,7 @@ def unproposed_kills(hist: pd.DataFrame, ended_mine: np.ndarray, done_mine: np.n
     from hpcds1mpi.decide.walltime_evidence import killed_at_limit, request_words
 
     kills = killed_at_limit(hist, ended_mine, done_mine, name_rows, like_rows, name,
-                            request_given=True)
+                            request_given=True, like_what=like_what)
     if kills is None or time_limit_s or kills.whose.startswith("named"):
         return kills
     return replace(kills, whose=f"with {request_words(None, procs, partition)}")

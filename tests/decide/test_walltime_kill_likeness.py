@@ -139,3 +139,42 @@ def test_no_raise_above_a_kill_asks_more_than_a_year():
     assert q.time_s == 1e6 and q.killed_ignored is not None
     assert "over 365 days, the longest time a job record may hold" \
         in q.killed_ignored.ignored_line()
+
+
+def _killed_at_the_request(req_procs) -> pd.DataFrame:
+    """60 completed runs of 'sim' (2,000-2,990 s) asking 3,600 s on ``req_procs`` processors
+    (None: the history records no processor count, a sacct export without ReqCPUS) and 10
+    killed at that limit after 3,601-3,650 s (s43 tester H5's k.txt)."""
+    start, rows = pd.Timestamp("2026-06-01 08:00:00"), []
+    for k in range(70):
+        killed = k % 7 == 3
+        run = 3600.0 + 1 + 5 * (k // 7) if killed else 2000.0 + 15 * k
+        submit = start + pd.Timedelta(hours=3 * k)
+        rows.append({"job_id": str(2000 + k), "workload": "sim", "user": "bob",
+                     "account": "acc", "partition": "debug", "req_procs": req_procs,
+                     "req_nodes": 1, "nodes": 1, "time_limit_s": 3600.0, "runtime_s": run,
+                     "status": "timeout" if killed else "ok",
+                     "state_raw": "TIMEOUT" if killed else "COMPLETED",
+                     "submit_time": submit, "start_time": submit,
+                     "end_time": submit + pd.Timedelta(seconds=run)})
+    history = pd.DataFrame(rows)
+    history["req_procs"] = history["req_procs"].astype("Float64")
+    return history
+
+
+def test_kills_at_the_request_count_for_the_jobs_the_coverage_counts():
+    """Was (s43 tester H5): given 2 processors, the user's kills at the very limit asked
+    were "unlike" the job (other processors, or none recorded) while the coverage counted the
+    same jobs "with this time limit": --time 00:49:00 below the 3,600 s that had killed 10 of
+    them, unsaid."""
+    for req_procs in (None, 1):
+        p = propose_walltime(_killed_at_the_request(req_procs), "bob", workload="stencil",
+                             procs=2, time_limit_s=3600.0, predictor_args=SMALL)
+        assert p.killed is not None and p.killed.n == 10 and p.time_s == 3600.0
+        lines = p.lines()
+        assert "your 10 jobs with this time limit were killed at 3600 s" in lines[-1]
+        assert lines[-1].startswith("warning:")
+        # Asked as they were, the same kills count "with this request".
+        q = propose_walltime(_killed_at_the_request(req_procs), "bob", workload="stencil",
+                             procs=req_procs, time_limit_s=3600.0, predictor_args=SMALL)
+        assert q.killed is not None and q.killed.n == 10 and q.time_s == 3600.0
