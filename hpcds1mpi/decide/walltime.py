@@ -93,6 +93,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
                                                     hold_to_runs, killed_at_limit,
                                                     like_rows, new_in_request,
                                                     raise_to_cover, too_thin)
+    from hpcds1mpi.decide.walltime_stopped import stopped_like, stopped_runs
     from hpcds1mpi.decide.walltime_unproposed import unproposed_kills, user_reason
 
     missing = [c for c in ("user", "runtime_s") if c not in history.columns]
@@ -196,23 +197,28 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
             proposal.time_s = float(time_limit_s)
     proposal.n_train, proposal.no_requests = model.n_train_, not records_requests(hist)
     named = bool(np.any(same))
+    # The user's jobs like this one: the coverage and the kills read the same ones (s43
+    # tester H5: 306 kills at the very limit asked were "unlike" a 2-processor job while
+    # the coverage counted the same user's jobs "with this time limit").
+    like, like_what = like_rows(hist, users, done, time_limit_s, procs, partition)
+    # Runs stopped while still running (preempted, node failed), like this job as the runs
+    # the coverage reads are: each ran at least its elapsed time (s43 tester H2).
+    stopped = users & ended & (name_rows if named else like if time_limit_s
+                               else np.ones(len(hist), bool))
+    cut = stopped_runs(hist, stopped)
     runs = None  # the user's own jobs the proposal is measured on, and said to be
     if named or not time_limit_s:
         # The user's own finished jobs of this name, or (no request to judge the job by and no
         # name the history knows) all of them, are the evidence: a proposal of 2,663 s had said
         # 95 % "finished within it" where 16 of the user's 47 jobs had.
         runs = run[:len(hist)][same if named else mine]
-        raise_to_cover(proposal, runs, time_limit_s)
+        raise_to_cover(proposal, np.concatenate([runs, cut]), time_limit_s)
         if not time_limit_s and proposal.point_s and proposal.time_s < proposal.point_s:
             # Two fits can disagree: a walltime under the job's own predicted run time would
             # kill about half of such jobs, whatever its quantile says.
             proposal.time_s = proposal.point_s
     hold_to_runs(proposal, run[:len(hist)][same if named else mine], time_limit_s,
                  partition_limit_s)
-    # The user's jobs like this one: the coverage and the kills read the same ones (s43
-    # tester H5: 306 kills at the very limit asked were "unlike" a 2-processor job while
-    # the coverage counted the same user's jobs "with this time limit").
-    like, like_what = like_rows(hist, users, done, time_limit_s, procs, partition)
     if runs is None and proposal.short_request():
         # "Your request is too short" is the model's word against the user's own jobs (a
         # Gaia user's 7,200-s request, called short of 9,912 s, held 2,790 of their 2,802):
@@ -229,7 +235,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         # A request new to the user (other processors): their jobs with this time limit.
         own_like, proposal.like_what = like & done, like_what
         runs = run[:len(hist)][own_like]
-        raise_to_cover(proposal, runs, time_limit_s)
+        raise_to_cover(proposal, np.concatenate([runs, cut]), time_limit_s)
         proposal.n_like = len(runs)
         runs = runs if len(runs) else None  # none to measure on: nothing said
     # A job killed at its limit needed more than it: the proposal must not stay at or under
@@ -237,6 +243,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     kills = killed_at_limit(hist, users & ended, mine, name_rows, like, workload,
                             request_given=bool(time_limit_s), like_what=like_what)
     heed_kills(proposal, kills, time_limit_s, partition_limit_s)
+    proposal.stopped = stopped_like(hist, stopped, f"named {workload!r}" if named
+                                    else like_what if time_limit_s else "", proposal.time_s)
     if runs is not None:
         within = int(np.sum(runs <= proposal.time_s * (1 + 1e-9)))
         if named:

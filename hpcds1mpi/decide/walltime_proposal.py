@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from hpcds1mpi.decide.walltime_evidence import Kills, enough_jobs, no_requests_case
+from hpcds1mpi.decide.walltime_stopped import Stopped
 from hpcds1mpi.launch.directives import format_pbs_walltime, format_slurm_time, \
     given_time_limit_s
 
@@ -92,6 +93,10 @@ class WalltimeProposal:
             (:func:`~hpcds1mpi.decide.walltime_evidence.hold_to_runs`); None: not held.
         held_words: that bound in words ("2 times the longest of your 15 completed jobs like
             it (130861 s)").
+        stopped: the user's jobs like this one stopped while still running (preempted, node
+            failed), each counted as a run of at least its elapsed time where the proposal
+            was raised to cover the user's jobs, and said
+            (:class:`~hpcds1mpi.decide.walltime_stopped.Stopped`); None: none.
     """
 
     time_s: float | None
@@ -123,6 +128,7 @@ class WalltimeProposal:
     no_requests: bool = False
     held_to_s: float | None = None
     held_words: str = ""
+    stopped: Stopped | None = None
 
     def to_dict(self) -> dict:
         """Plain dict (JSON-ready), with ``time`` as Slurm writes it."""
@@ -185,6 +191,9 @@ class WalltimeProposal:
                      "your finished jobs, all of them alike (a time limit or the job's name "
                      "would tell this job apart)")
             case = f"raised from the model's {self.model_s:.0f} s to cover {pct} % of {whose}"
+            if self.stopped is not None:  # counted in that share (walltime_stopped)
+                case += (f", {self.stopped.n} stopped while still running counted as runs of "
+                         "at least their elapsed time")
         elif self.tight and checked and not self.request_s:
             # The held-out jobs were judged with their requests; this one was given none.
             case = (f"meant to cover about {pct} % of such jobs; given no "
@@ -231,6 +240,8 @@ class WalltimeProposal:
                          f"{self.time_s:.0f} s is {self.time_s - below.run_s:.0f} s above, and "
                          f"above every kill is about {below.above():.0f} s "
                          f"(--time {time_limit_text(below.above())})")
+        if self.stopped is not None:
+            lines.append(self.stopped.line())
         if kills is not None and self.partition_limit_s \
                 and self.time_s <= kills.run_s * (1 + 1e-9):
             lines.append(f"warning: {kills.jobs()} {'was' if kills.n == 1 else 'were'} "
