@@ -56,9 +56,10 @@ def _number(jid: str) -> str:
 _QUALIFIED_ID = re.compile(r"(?P<cluster>[^:\s]+):(?P<id>\d.*)")
 
 
-def match_keys(table: "pd.DataFrame", slurm: "pd.Series") -> "pd.Series":
+def match_keys(table: "pd.DataFrame", slurm: "pd.Series", ids=None) -> "pd.Series":
     """The key several files' copies of one job share: ``cluster\0id`` for the Slurm rows
-    (``slurm``), the id without a cluster qualifier; the job id for the others.
+    (``slurm``), the id (``ids``, else the job id) without a cluster qualifier; the job id
+    for the others.
 
     A copy's cluster is its ``cluster``, else its id's qualifier (a job table written before
     the column), else the cluster of the job of that id in another file: the only cluster
@@ -68,7 +69,7 @@ def match_keys(table: "pd.DataFrame", slurm: "pd.Series") -> "pd.Series":
     """
     import pandas as pd
 
-    ids = table["job_id"].astype("string").fillna("")
+    ids = (table["job_id"] if ids is None else ids).astype("string").fillna("")
     parts = ids[slurm].str.extract(_QUALIFIED_ID.pattern)
     qualified = parts["id"].notna()
     bare = ids.copy()
@@ -81,7 +82,7 @@ def match_keys(table: "pd.DataFrame", slurm: "pd.Series") -> "pd.Series":
     if unknown.any() and known.any():
         cluster = cluster.fillna(_other_files_cluster(table, bare, cluster, unknown, known))
     key = cluster.fillna("") + "\0" + bare
-    return key.where(slurm, ids)
+    return key.where(slurm, table["job_id"].astype("string").fillna(""))
 
 
 def _other_files_cluster(table, bare, cluster, unknown, known) -> "pd.Series":

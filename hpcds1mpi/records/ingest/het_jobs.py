@@ -10,6 +10,7 @@ job's request and its run time counted twice, and neither its whole size. Here t
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from .schema import FileReport, job_row
 
@@ -73,8 +74,50 @@ def _one_job(job_id: str, components: list[dict]) -> dict:
         exit_signal=ended["exit_signal"], runtime_s=known("runtime_s", max),
         peak_rss_mb=known("peak_rss_mb", max), submit_time=known("submit_time", min),
         start_time=known("start_time", min), end_time=known("end_time", max),
-        time_limit_s=known("time_limit_s", max), cluster=lead.get("cluster"))
+        time_limit_s=known("time_limit_s", max), cluster=lead.get("cluster"),
+        raw_id=_raw_ids(components))
+
+
+def _raw_ids(components: list[dict]) -> str | None:
+    """The components' own numbers, leader first (None where any is unknown): another
+    export keyed by JobIDRaw lists each component under its number (.same_jobs)."""
+    ids = [r.get("raw_id") for r in components]
+    return None if any(_unknown(i) or not i for i in ids) else ",".join(map(str, ids))
 
 
 def _unknown(value) -> bool:
     return value is None or value != value  # None, NaN, NaT
+
+
+def het_columns(header: list[str]) -> tuple[str, str] | None:
+    """The columns that name a JobIDRaw record's heterogeneous job and its offset, if any."""
+    job = next((c for c in ("HetJobId", "HetJobID") if c in header), None)
+    return (job, "HetJobOffset") if job and "HetJobOffset" in header else None
+
+
+def component_id(raw: str, het_job: str, offset: str) -> str:
+    """A JobIDRaw record's id as JobID writes it where it is a heterogeneous job's component
+    (``16`` of het job 15, offset 1 -> ``15+1``; its steps ``15+1.batch``), so that
+    :func:`join_components` joins it; any other record's raw id as it is."""
+    if not (het_job.isdigit() and int(het_job) and offset.isdigit()):
+        return raw
+    step = raw.partition(".")[2]
+    return f"{het_job}+{offset}" + (f".{step}" if step else "")
+
+
+#: The fact said of a JobIDRaw export without HetJobId / HetJobOffset whose jobs may be one.
+COMPONENTS_UNKNOWN = ("{n} group(s) of jobs of one owner, name, submit and start: keyed by "
+                      "JobIDRaw, without JobID (or HetJobId and HetJobOffset), a heterogeneous "
+                      "job's components cannot be told from array tasks, so each is counted "
+                      "as a job of its own; export JobID too to join a heterogeneous job")
+
+
+def say_components_unknown(rows: list[dict], report: FileReport) -> None:
+    """Say :data:`COMPONENTS_UNKNOWN` where jobs of a JobIDRaw-only export share their user
+    (the fact says owner: "user" there would hide job_logs' "no job has a value for user"),
+    name, submit and start time, as a heterogeneous job's components do."""
+    together = Counter((r["user"], r["workload"], r["submit_time"], r["start_time"])
+                       for r in rows if r["start_time"] is not None)
+    groups = sum(n > 1 for n in together.values())
+    if groups:
+        report.facts.append(COMPONENTS_UNKNOWN.format(n=groups))

@@ -296,5 +296,6 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
         req_procs=int(requested["cpu"]) if "cpu" in requested else
         _num((job.get("required") or {}).get("CPUs")),
         req_gpus=int(requested.get("gres/gpu", 0)) if requested else None,
-        cluster=str(job.get("cluster") or ""))
+        cluster=str(job.get("cluster") or ""),
+        raw_id=str(job["job_id"]) if _num(job.get("job_id")) is not None else None)
 

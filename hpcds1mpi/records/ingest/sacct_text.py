@@ -17,7 +17,7 @@ from .clock_changes import NO_READING_FITS, choose_times
 from .csv_tables import check_unique_columns
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
-from .het_jobs import join_components
+from .het_jobs import component_id, het_columns, join_components, say_components_unknown
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
                            NOT_FINISHED, TWO_JOBS_ONE_ID, array_range, count_not_finished, gpus_from_tres,
@@ -94,9 +94,12 @@ def rows_from_records(header: list[str], records, report: FileReport,
     clashing: dict[tuple[str, str], None] = {}  # ids of two job lines that are not one job's attempts
     earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
     late_attempt: set[tuple[str, str]] = set()  # jobs whose last line read is an earlier attempt
+    het_cols = het_columns(header) if idcol == "JobIDRaw" else None
     for fields in records:
         row = dict(zip(header, fields))
         sid = row[idcol].strip()
+        if het_cols:
+            sid = component_id(sid, *(row[c].strip() for c in het_cols))
         if not sid:
             report.dropped["empty JobID"] += 1
             continue
@@ -190,6 +193,8 @@ def rows_from_records(header: list[str], records, report: FileReport,
             "Restarts" not in header or any((int_or_none(job.get("Restarts")) or 0) > 0
                                             for job in jobs.values())):
         report.facts.append(LAST_ATTEMPT_ONLY)  # not where a Restarts column shows none
+    if idcol == "JobIDRaw" and not het_cols:
+        say_components_unknown(rows, report)
     return join_components(rows, report)
 
 
@@ -344,7 +349,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         req_nodes=req_nodes or (int(requested["node"]) if "node" in requested else None),
         req_procs=req_procs or (int(requested["cpu"]) if "cpu" in requested else None),
         req_gpus=gpus_from_tres(requested) if requested else None,
-        cluster=(job.get("Cluster") or "").strip())
+        cluster=(job.get("Cluster") or "").strip(),
+        raw_id=(job.get("JobIDRaw") or "").strip() or None)
 
 
 

@@ -48,8 +48,11 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
                          _unknown=_unknown_fields(table),
                          _slurm=table["source_kind"].isin(SLURM_KINDS))
     table = table.sort_values(["_prio", "_unknown"], kind="stable")
-    # A Slurm job is (cluster, id), however each file wrote its id (.cluster_ids).
-    table["_key"] = match_keys(table, table["_slurm"])
+    # A Slurm job is (cluster, id), however each file wrote its id (.cluster_ids), the id
+    # Slurm's own number wherever an export gives it (s43 tester H7).
+    ids = _slurm_numbers(table)
+    table = _components_listed_whole(table, ids, notes)
+    table["_key"] = match_keys(table, table["_slurm"], ids.loc[table.index])
     table["_job"] = _same_job_numbers(table, notes)
     table = _split_two_jobs_under_one_id(table, notes, forgeable)
     slurm = table["_slurm"].to_numpy(dtype=bool)
@@ -80,10 +83,73 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
             notes["of those, copies that disagree (run time, status, request or user): "
                   "the one with the most fields known kept (of equals, the first file's); "
                   "check which file is right"] = int(differs.sum())
+    shown = _jobid_forms(table, ids)
     table = _last_attempts(table[~dup], notes)
+    if len(shown):
+        named = table["_key"].map(shown).astype("string")
+        table["job_id"] = named.where(named.notna(), table["job_id"].astype("string"))
     qualify_shared(table, table["_slurm"], table["_key"], notes)
     return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job",
                                "_key"]).sort_index()
+
+
+def _slurm_numbers(table):
+    """Each row's job id as Slurm numbers it (JobIDRaw): the row's ``raw_id`` (a
+    heterogeneous job's, its leader's), else the number another export gave that id
+    (``123_4`` is ``127`` in every file once one export has both), else its job id. Array
+    tasks and heterogeneous jobs are then one job whether an export wrote ``123_4`` or
+    ``127`` (s43 tester H7: 8 jobs for 4)."""
+    import pandas as pd
+
+    ids = table["job_id"].astype("string").fillna("")
+    if "raw_id" not in table.columns:
+        return ids
+    lead = table["raw_id"].astype("string").str.split(",", n=1).str[0]
+    has = (table["_slurm"] & lead.notna() & lead.ne("")).fillna(False).astype(bool)
+    if not has.any():
+        return ids
+    alias = pd.Series(lead[has].to_numpy(), index=ids[has].to_numpy())
+    alias = alias[~alias.index.duplicated()]
+    named = ids.map(alias).where(table["_slurm"])
+    return lead.where(has, named.where(named.notna(), ids)).astype("string")
+
+
+def _jobid_forms(table, ids):
+    """By ``_key``, the id an export keyed by JobID wrote (``123_4``), where one did: the
+    kept copy shows it, whichever copy's values are kept (a JobIDRaw copy says ``127``)."""
+    jobid = table["_slurm"] & table["job_id"].astype("string").ne(ids.loc[table.index])
+    return table.loc[jobid.fillna(False).astype(bool)].drop_duplicates("_key").set_index(
+        "_key")["job_id"]
+
+
+#: The note on a heterogeneous job's components dropped for the whole job in another file.
+COMPONENTS_OF_WHOLE = ("heterogeneous job's component listed as a job of its own (an export "
+                       "keyed by JobIDRaw), the whole job listed in another file: the whole "
+                       "job kept")
+
+
+def _components_listed_whole(table, ids, notes: Counter):
+    """``table`` without the rows that are one component of a heterogeneous job another file
+    lists whole (its ``raw_id`` names them, same submit time): a JobIDRaw export lists each
+    component as a job of one part's nodes (s43 tester H7)."""
+    import pandas as pd
+
+    if "raw_id" not in table.columns:
+        return table
+    raw = table["raw_id"].astype("string")
+    whole = (table["_slurm"] & raw.str.contains(",", regex=False)).fillna(False).astype(bool)
+    if not whole.any():
+        return table
+    parts = pd.DataFrame({"_id": raw[whole].str.split(","), "_at": table.loc[whole, "submit_time"],
+                          "_whole_file": table.loc[whole, "_file"]}).explode("_id")
+    single = table["_slurm"] & ~whole
+    rows = pd.DataFrame({"_id": ids[single], "_at": table.loc[single, "submit_time"],
+                         "_file": table.loc[single, "_file"]}).reset_index(names="index")
+    pairs = rows.merge(parts, on=["_id", "_at"])
+    drop = pairs.loc[pairs["_file"].ne(pairs["_whole_file"]), "index"].unique()
+    if len(drop):
+        notes[COMPONENTS_OF_WHOLE] = len(drop)
+    return table.drop(index=drop)
 
 
 def _same_job_numbers(table, notes: Counter):

@@ -24,10 +24,14 @@ TABLE_MARK = ("job_id", "runtime_s", "source_kind")
 # ``submit_time``; ``wait_s`` is start minus submit. A ``status`` of NA is a job whose end is
 # not known (SWF status -1, a partial-execution record): ``state_raw`` says which. ``cluster``
 # is the Slurm cluster an export names (``sacct --json``, ``Cluster`` in ``--format``), else
-# NA: a job is (cluster, id) across files (:mod:`.cluster_ids`).
+# NA: a job is (cluster, id) across files (:mod:`.cluster_ids`). ``raw_id`` is Slurm's own
+# number of the job (JobIDRaw, --json's job_id: ``127`` of array task ``123_4``; a
+# heterogeneous job's components' numbers, comma-separated, leader first), NA where the export
+# has none: a job is one key across files whichever id each export wrote (:mod:`.same_jobs`).
 JOB_COLUMNS: list[tuple[str, str]] = [
     ("job_id", "string"),
     ("cluster", "string"),
+    ("raw_id", "string"),
     ("workload", "string"),
     ("user", "string"),
     ("account", "string"),
@@ -122,13 +126,14 @@ def job_row(*, job_id, workload, user, partition, nodes, ranks, threads, cores, 
             status, state, exit_code, exit_signal, runtime_s, cpu_s, peak_rss_mb,
             energy_j, submit_time, start_time, end_time, time_limit_s, mem_req_gb,
             account=None, queue=None, req_nodes=None, req_procs=None, req_gpus=None,
-            cluster=None) -> dict:
+            cluster=None, raw_id=None) -> dict:
     """One job-table row from what ``sacct -P`` or ``sacct --json`` gave; the derived fields
     (ranks per node, device, error text, average power, energy source, wait) are computed
     here."""
     row = {
         "job_id": job_id,
         "cluster": cluster or None,
+        "raw_id": raw_id or None,
         "workload": workload,
         "user": user,
         "account": account,

@@ -54,3 +54,28 @@ def test_a_job_qualified_by_its_cluster_is_still_joined():
     out = join_components([component("alpha:15+0"), component("alpha:15+1"),
                            component("beta:15")], report)
     assert [(r["job_id"], r["nodes"]) for r in out] == [("alpha:15", 2), ("beta:15", 1)]
+
+
+def test_a_jobidraw_export_joins_components_its_hetjob_columns_name(tmp_path):
+    from hpcds1mpi.records.ingest.sacct_text import read_sacct_parsable
+
+    head = "JobIDRaw|HetJobId|HetJobOffset|JobName|User|State|Submit|Start|End|ElapsedRaw|NNodes|NCPUS\n"
+    times = "2026-12-07T01:46:36|2026-12-07T01:47:06|2026-12-07T01:47:08|2|1|1\n"
+    path = tmp_path / "raw.txt"
+    path.write_text(head + f"15|15|0|h_het|root|COMPLETED|{times}16|15|1|h_het|root|COMPLETED|"
+                    f"{times}17|0||solo|root|COMPLETED|{times}")
+    rows, _ = read_sacct_parsable(path)
+    assert [(r["job_id"], r["nodes"], r["raw_id"]) for r in rows] == [
+        ("15", 2, "15,16"), ("17", 1, "17")]
+
+
+def test_a_jobidraw_export_without_hetjob_columns_says_it_cannot_join(tmp_path):
+    from hpcds1mpi.records.ingest.sacct_text import read_sacct_parsable
+
+    head = "JobIDRaw|JobName|User|State|Submit|Start|End|ElapsedRaw|NNodes|NCPUS\n"
+    times = "2026-12-07T01:46:36|2026-12-07T01:47:06|2026-12-07T01:47:08|2|1|1\n"
+    path = tmp_path / "raw.txt"
+    path.write_text(head + f"15|h_het|root|COMPLETED|{times}16|h_het|root|COMPLETED|{times}")
+    rows, report = read_sacct_parsable(path)
+    assert len(rows) == 2
+    assert any("cannot be told from array tasks" in fact for fact in report.facts)

@@ -233,3 +233,41 @@ def test_a_p_and_a_json_export_across_the_autumn_clock_change_are_one_job_each(m
     assert jobs.loc["70003", "end_time"] == pd.Timestamp("2026-10-25 01:20")
     assert jobs.loc["70004", "submit_time"] == pd.Timestamp("2026-10-25 01:40")
     assert jobs.loc["70004", "wait_s"] == 600
+
+
+#: Real lines of this Slurm's array 56608822 (3 tasks) and heterogeneous job 56608825 (s43
+#: tester H7): keyed by JobID (with JobIDRaw) and by JobIDRaw alone.
+_BY_ID = """JobID|JobIDRaw|JobName|User|State|Submit|Start|End|ElapsedRaw|NNodes|NCPUS
+56608825+0|56608825|h_het|root|COMPLETED|2026-12-07T01:46:36|2026-12-07T01:47:06|2026-12-07T01:47:08|2|1|1
+56608825+1|56608826|h_het|root|COMPLETED|2026-12-07T01:46:36|2026-12-07T01:47:06|2026-12-07T01:47:08|2|1|1
+56608822_1|56608828|h_array|root|COMPLETED|2026-12-07T01:46:36|2026-12-07T01:46:40|2026-12-07T01:46:42|2|1|1
+56608822_2|56608829|h_array|root|FAILED|2026-12-07T01:46:36|2026-12-07T01:46:40|2026-12-07T01:46:42|2|1|1
+56608822_3|56608822|h_array|root|COMPLETED|2026-12-07T01:46:36|2026-12-07T01:46:43|2026-12-07T01:46:45|2|1|1
+"""
+
+
+def _by_raw(text: str) -> str:
+    """The same export keyed by JobIDRaw alone, as CSD3 and many site scripts export it."""
+    return "".join("|".join(line.split("|")[1:]) + "\n" for line in text.splitlines())
+
+
+def test_array_tasks_and_het_jobs_keyed_by_jobid_and_by_jobidraw_are_one_job_each(tmp_path):
+    (tmp_path / "id.txt").write_text(_BY_ID)
+    (tmp_path / "raw.txt").write_text(_by_raw(_BY_ID))
+    for files in (["id.txt", "raw.txt"], ["raw.txt", "id.txt"]):
+        table, _, notes = ingest([tmp_path / f for f in files])
+        assert sorted(table["job_id"]) == ["56608822_1", "56608822_2", "56608822_3",
+                                           "56608825"]
+        assert (table["status"] == "failed").sum() == 1
+        assert table.set_index("job_id").loc["56608825", "nodes"] == 2  # both components
+        assert any("heterogeneous job's component" in n for n in notes)
+
+
+def test_a_jobid_export_without_jobidraw_is_tied_through_a_third_that_has_both(tmp_path):
+    (tmp_path / "id.txt").write_text(_BY_ID)
+    (tmp_path / "raw.txt").write_text(_by_raw(_BY_ID))
+    only_id = "".join("|".join(line.split("|")[:1] + line.split("|")[2:]) + "\n"
+                      for line in _BY_ID.splitlines())
+    (tmp_path / "only_id.txt").write_text(only_id)
+    table, _, _ = ingest([tmp_path / "only_id.txt", tmp_path / "raw.txt", tmp_path / "id.txt"])
+    assert len(table) == 4

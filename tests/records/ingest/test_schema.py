@@ -16,7 +16,7 @@ FIELDS = dict(job_id="7", workload="app", user="u", partition="cpu", nodes=2, ra
               exit_signal=0, runtime_s=100.0, cpu_s=50.0, peak_rss_mb=10.0, energy_j=2000.0,
               submit_time=None, start_time=None, end_time=None, time_limit_s=600.0,
               mem_req_gb=4.0, account="proj", queue="normal", req_nodes=2, req_procs=10,
-              req_gpus=0, cluster="alpha")
+              req_gpus=0, cluster="alpha", raw_id="7")
 
 
 def test_job_row_derives_the_same_fields_for_every_reader():
