@@ -23,7 +23,7 @@ from .slurm_fields import NOT_FINISHED_REASON, REQUEUED_WAITING
 from .swf import read_swf
 from .swf_header import looks_like_swf
 from .table_rows import checked_jobs, dropped_reasons, refuse_nameless
-from .wrong_exports import SACCT_P, utf16_text, wrong_export
+from .wrong_exports import SACCT_P, other_delimiter, utf16_text, wrong_export
 
 
 def detect_kind(path: str | Path) -> str:
@@ -76,6 +76,8 @@ def detect_kind(path: str | Path) -> str:
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
+    if other_delimiter(first):  # sacct --delimiter=';' or tab: the header makes it certain
+        return "sacct-p"
     said = wrong_export(path, text)  # fixed-width sacct output, another separator
     if said:
         raise IngestError(said)

@@ -26,7 +26,7 @@ from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEM
                            slurm_status)
 from .text_encoding import read_log_text
 from .times import sacct_time_reader
-from .wrong_exports import SACCT_P, wrong_export
+from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
@@ -40,6 +40,7 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     path = Path(path)
     report = FileReport(str(path), "sacct-p")
     text = read_log_text(path, report.facts)
+    text, sep = as_pipes(text, report.facts)  # sacct --delimiter=';' or tab
     lines = text.splitlines()
     if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
         raise IngestError(wrong_export(path, text[:4096], reads="|") or
@@ -59,7 +60,8 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     cut_ids: list[str] = []
     records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing,
                             cut_at_end=not text.endswith(("\n", "\r")), cut_ids=cut_ids)
-    return rows_from_records(header, records, report, cut_ids), report
+    rows = rows_from_records(header, records, report, cut_ids)
+    return (restore_pipes(rows) if sep else rows), report
 
 
 #: Steps whose job line the reader itself dropped (its fields could not be told apart).

@@ -25,6 +25,50 @@ _SACCT_ID = re.compile(r"(^|\W)JobID(Raw)?(\W|$)")
 _SEPARATORS = {";": "';'", "\t": "tabs", "|": "'|'", ",": "','"}
 
 
+#: A sacct field name (JobID, ConsumedEnergyRaw, ...): letters and digits, never a separator.
+_FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+#: Delimiters sacct --delimiter may be given besides '|' and ',' that a header makes certain.
+OTHER_DELIMITERS = (";", "\t")
+
+
+def other_delimiter(first: str) -> str | None:
+    """The delimiter of a sacct ``-P --delimiter=';'`` (or tab) export, where its header line
+    makes it certain: every field a sacct field name (one named JobID or JobIDRaw) when
+    split by it, and no '|' or ',' in the line (s43 tester H8); else None."""
+    first = first.strip("\r\n")
+    if "|" in first or "," in first:
+        return None
+    for sep in OTHER_DELIMITERS:
+        fields = first.split(sep)
+        if sep in first and {"JobID", "JobIDRaw"} & set(fields) and all(
+                _FIELD_NAME.fullmatch(f) for f in (fields[:-1] if fields[-1] == "" else fields)):
+            return sep
+    return None
+
+
+#: A '|' of a value in a ';'- or tab-separated export while it is read as -P (sacct never
+#: writes this unit separator).
+_HELD = "\x1f"
+
+
+def as_pipes(text: str, facts: list[str]) -> tuple[str, str | None]:
+    """``text`` as sacct -P writes it where it is a ``--delimiter=';'`` (or tab) export
+    (:func:`other_delimiter`), its values' own '|' held apart (:func:`restore_pipes`), said
+    in ``facts``; with its delimiter (None: ``text`` as it is)."""
+    sep = other_delimiter(text.split("\n", 1)[0])
+    if not sep:
+        return text, None
+    facts.append(f"fields separated by {sep!r} (sacct --delimiter), as the header shows: "
+                  "read as sacct -P")
+    return text.replace("|", _HELD).replace(sep, "|"), sep
+
+
+def restore_pipes(rows: list[dict]) -> list[dict]:
+    """Rows read from :func:`as_pipes` text with their values' own '|' back."""
+    return [{k: v.replace(_HELD, "|") if isinstance(v, str) else v for k, v in r.items()}
+            for r in rows]
+
+
 def first_text(path: str | Path, size: int = 4096) -> str:
     """The first bytes of a file as text (a byte-order mark dropped; "" when unreadable)."""
     try:

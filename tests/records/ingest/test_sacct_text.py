@@ -626,3 +626,19 @@ def test_a_requeued_jobs_attempts_in_any_order_keep_the_ended_one(tmp_path):
     table, _ = read_job_log(path)
     assert table.status.tolist() == ["ok"] and table.runtime_s.tolist() == [8]
     assert str(table.submit_time[0]).endswith("01:49:59")  # its first submission
+
+
+def test_a_semicolon_or_tab_export_whose_header_makes_its_delimiter_certain_is_read(tmp_path):
+    """s43 tester H8: sacct -P --delimiter=';' (or a tab) had been refused."""
+    from hpcds1mpi.records.ingest.job_logs import ingest
+
+    head = ["JobID", "JobName", "User", "State", "Submit", "Start", "End", "ElapsedRaw"]
+    row = ["7", "a|b;c", "u", "COMPLETED", "2026-12-07T01:46:36", "2026-12-07T01:46:36",
+           "2026-12-07T01:46:38", "2"]
+    for sep in ("\t", ";"):
+        name = row if sep == "\t" else [*row[:1], "a|b", *row[2:]]
+        path = tmp_path / "sep.txt"
+        path.write_text(sep.join(head) + "\n" + sep.join(name) + "\n")
+        table, reports, _ = ingest([path])
+        assert list(table["workload"]) == [name[1]] and table["runtime_s"].iloc[0] == 2
+        assert any("sacct --delimiter" in f for f in reports[0].facts)
