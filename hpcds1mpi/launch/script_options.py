@@ -55,7 +55,15 @@ _MPI = {"n": ("ntasks", 1), "np": ("ntasks", 1), "N": ("ntasks-per-node", 1),
         "rankfile": ("rankfile", 1), "wdir": ("wdir", 1), "cpu-bind": ("cpu-bind", 1),
         "mem-bind": ("mem-bind", 1), "rank-by": ("rank-by", 1), "genvlist": ("genvlist", 1),
         "launcher": ("launcher", 1), "bootstrap": ("bootstrap", 1), "iface": ("iface", 1),
-        "prefix": ("prefix", 1)}
+        "prefix": ("prefix", 1),
+        # Open MPI 4.1's options that take a value (mpirun(1)), so the value is not read as
+        # the program (s43 tester J4: `--npersocket 1 ./hyb` ran "the program '1'")
+        "npersocket": ("npersocket", 1), "nperboard": ("npersocket", 1),
+        "default-hostfile": ("hostfile", 1), "output-filename": ("output-filename", 1),
+        "path": ("path", 1), "tmpdir": ("tmpdir", 1), "timeout": ("timeout", 1),
+        "cpu-set": ("cpu-set", 1), "cpu-list": ("cpu-set", 1), "am": ("mca", 1),
+        "tune": ("mca", 1), "preload-files": ("preload-files", 1), "report-uri": ("report-uri", 1),
+        "stdin": ("stdin", 1)}
 _APRUN = {"n": ("ntasks", 1), "N": ("ntasks-per-node", 1), "d": ("cpus-per-task", 1),
           "j": ("cpus-per-core", 1), "cc": ("cpu-bind", 1), "e": ("env", 1)}
 _IBRUN = {"n": ("ntasks", 1), "o": ("offset", 1)}

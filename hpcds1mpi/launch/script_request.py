@@ -269,7 +269,10 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     filled = None  # (hosts, ranks on the fullest) where mpirun fills slots
     if launch.kind == "mpi":
         from hpcds1mpi.launch.script_slot_fill import (every_slot, host_list_ranks,
-                                                       ranks_per_host, slot_fill)
+                                                       per_socket_note, ranks_per_host,
+                                                       slot_fill)
+
+        per_socket_note(script, launch)
 
         # a host list without -n: a rank on each slot (s42), or K on each host (s43)
         if ranks is None and (ranks := host_list_ranks(launch, per_node)):

@@ -45,7 +45,9 @@ if TYPE_CHECKING:  # pragma: no cover
 _FILLING = {"slot", "core", "hwthread", "socket", "package", "numa", "board", "l1cache",
             "l2cache", "l3cache"}
 #: Options by which a launch spreads its ranks over the nodes itself (as the reader names them).
-_SPREADING = ("pernode", "bynode", "rr", "hostfile")
+#: ``--npersocket K`` runs K on each socket (Open MPI 4.1.4 on a 1-socket node of 2 slots:
+#: one rank), not one per slot (s43 tester J4).
+_SPREADING = ("pernode", "bynode", "rr", "hostfile", "npersocket")
 
 
 def _host_slots(value: str) -> list[tuple[str, int]] | None:
@@ -112,6 +114,19 @@ def ranks_per_host(launch: "Launch", per_node: int | None) -> int | None:
     """The ranks ``launch`` starts on each host by its own word: ``per_node`` (its ``-ppn``,
     ``-npernode``, ``ppr:K:node``), 1 for ``--pernode``; None where it names none."""
     return per_node or (1 if launch.kind == "mpi" and "pernode" in launch.options else None)
+
+
+def per_socket_note(script: "JobScript", launch: "Launch") -> None:
+    """Note that ``launch``'s ``--npersocket K`` (Open MPI) runs K ranks on each socket: its
+    ranks per node are K x the node's sockets, which a script does not tell, so they are not
+    counted from it (not guessed)."""
+    opt = launch.options.get("npersocket") if launch.kind == "mpi" else None
+    if opt is not None:
+        script.note(f"line {launch.line}: {launch.launcher} "
+                    f"{script.text[opt.span[0]:opt.span[1]]} runs {opt.value or 'K'} rank(s) on "
+                    "each socket of each node, and the nodes' sockets are not known here, so "
+                    "its ranks per node are not counted from it; give -npernode (or --map-by "
+                    "ppr:K:node) for a count that is read")
 
 
 def host_list_ranks(launch: "Launch", per_node: int | None = None) -> int | None:

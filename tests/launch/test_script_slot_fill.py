@@ -181,3 +181,24 @@ def test_a_launcher_of_either_mpi_is_told_what_each_needs_not_to_add_what_hydra_
         "Open MPI's, it refuses it (not enough slots) unless given --oversubscribe (an option "
         "hydra refuses), or give the hosts more slots")
     assert "give --oversubscribe" not in " ".join(script.notes + script.warnings)
+
+
+@pytest.mark.parametrize("option", ["--npersocket 1", "-npersocket 1", "--npersocket=1"])
+def test_npersocket_takes_its_value_and_is_not_counted_per_slot(option):
+    """s43 tester J4: `--npersocket 1 ./hyb` read '1' as the program and counted a rank per
+    slot; Open MPI 4.1.4 runs K per socket (one on a 1-socket node of 2 slots), and the nodes'
+    sockets are not in the script, so the count is said not read."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 2\n#SBATCH -t 5\n"
+                         f"mpirun --host n1:2,n2:2 {option} ./hyb 30000\n")
+    assert script.launch.program == "./hyb"
+    assert script.ntasks_per_node != 2
+    assert any("runs 1 rank(s) on each socket" in n and "not counted" in n
+               for n in script.notes)
+
+
+@pytest.mark.parametrize("options", ["--mca btl self,vader", "-x OMP_NUM_THREADS",
+                                     "--bind-to core", "--rank-by core", "--map-by slot",
+                                     "--output-filename out", "--tmpdir /tmp", "--path /opt/b"])
+def test_open_mpis_options_with_values_leave_the_program_in_place(options):
+    script = read_script(f"#!/bin/bash\n#SBATCH -t 5\nmpirun -n 2 {options} ./hyb 30000\n")
+    assert script.launch.program == "./hyb", options
