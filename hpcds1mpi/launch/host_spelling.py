@@ -7,10 +7,20 @@ no ``-H``: MPICH's prints its usage and exits 0 having run nothing, Intel MPI's 
 ``--host``, and refuses ``--hosts`` (unknown option) and ``-hosts`` (read as ``-h -o ...``:
 unknown option "-o"), exit 1. Each is read as a host list by the script reader either way, so
 the job was read as running where it never starts.
+
+Per launcher (s43 tester J5, each given ``-H localhost -n 1 hostname``): MPICH's ``mpiexec`` /
+``mpirun`` and Intel MPI's ``mpirun`` (a shell script that runs ``mpiexec.hydra``, known by
+``mpiexec.hydra`` beside it) print hydra's usage and exit 0 having run nothing; Intel MPI's
+``mpiexec`` / ``mpiexec.hydra`` stop at "unrecognized argument H" (exit 255).
+
+Ranks per node (s43 tester J10, Open MPI 4.1.4): hydra's ``-ppn`` / ``-perhost`` stop Open
+MPI's ``mpirun`` (unknown option "-ppn", exit 1), and ``-npernode K`` over a host given fewer
+than K slots stops it ("not enough slots", exit 1); hydra takes both.
 """
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
@@ -18,10 +28,19 @@ from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
+#: What each hydra launcher does with ``-H`` (measured), by (Intel MPI's, its file's name).
+_HYDRA_H = {
+    (True, "mpirun"): "Intel MPI's mpirun has no -H: it prints hydra's usage and exits 0 "
+                      "having run nothing",
+    (True, "mpiexec"): "Intel MPI's mpiexec has no -H: it stops (unrecognized argument H)",
+    **{(False, name): f"MPICH's {name} has no -H: it prints its usage and exits 0 having run "
+                      "nothing" for name in ("mpiexec", "mpirun")},
+}
 #: Spellings each family's launcher refuses -> (what it does with them, the one to give).
 _REFUSED = {
-    MPICH: {"-H": ("hydra's mpiexec (MPICH, Intel MPI) has no -H: MPICH's prints its usage and "
-                   "runs nothing, Intel MPI's stops (unrecognized argument H)", "-hosts")},
+    MPICH: {"-H": ("hydra's mpiexec (MPICH, Intel MPI) has no -H: MPICH's mpiexec and mpirun "
+                   "and Intel MPI's mpirun print the usage and exit 0 having run nothing, "
+                   "Intel MPI's mpiexec stops (unrecognized argument H)", "-hosts")},
     OPENMPI: {spelled: (f"Open MPI's mpirun has no {spelled}: it stops (unknown option)",
                         "--host") for spelled in ("--hosts", "-hosts")},
 }
@@ -32,13 +51,67 @@ def host_spelling_warning(script: "JobScript", launch: "Launch",
     """One line when ``launch``'s host list is spelled so that its launcher, of MPI
     ``family`` (:data:`~hpcds1mpi.launch.mpi_names.MPICH` / ``OPENMPI``; None: not known,
     nothing said), refuses it, naming the spelling it takes; None otherwise."""
-    opt = launch.options.get("host") if launch.kind == "mpi" else None
+    if launch.kind != "mpi":
+        return None
+    path = script.text[launch.span[0]:launch.span[1]].strip("\"'")  # the launcher as written
+    # hydra's folder tells a launcher whose name and file do not (Intel's mpirun script)
+    intel = _intel_hydra(path) if family != OPENMPI else None
+    family = MPICH if intel is not None else family
+    if family == OPENMPI and (said := per_node_warning(script, launch)):
+        return said
+    opt = launch.options.get("host")
     if opt is None or family not in _REFUSED:
         return None
     written = script.text[opt.span[0]:opt.span[1]]
-    spelled = written.split()[0].split("=", 1)[0].strip("\"'") if written.split() else ""
+    spelled = _spelled(written)
     if spelled not in _REFUSED[family]:
         return None
     does, right = _REFUSED[family][spelled]
+    if spelled == "-H" and intel is not None:
+        name = "mpirun" if os.path.basename(launch.launcher) == "mpirun" else "mpiexec"
+        does = _HYDRA_H.get((bool(intel), name), does)
     return (f"line {launch.line}: {launch.launcher} {written}: {does}; give {right} "
             f"{opt.value or ''}".rstrip())
+
+
+def _spelled(written: str) -> str:
+    """The option word of an option as written (``-H n1`` / ``--hosts=n1``: ``-H``,
+    ``--hosts``)."""
+    return written.split()[0].split("=", 1)[0].strip("\"'") if written.split() else ""
+
+
+def _intel_hydra(launcher: str) -> bool | None:
+    """Whether ``launcher`` (a path) is Intel MPI's: its folder holds ``mpiexec.hydra`` and
+    Intel's ``impi_info`` (its ``mpirun`` is a shell script that links nothing, so its file
+    alone does not tell); False for hydra of another install; None where no folder says."""
+    folder = os.path.dirname(launcher)
+    if os.path.basename(launcher) not in ("mpirun", "mpiexec", "mpiexec.hydra") or not folder or not os.path.isfile(os.path.join(folder, "mpiexec.hydra")):
+        return None
+    return os.path.isfile(os.path.join(folder, "impi_info"))
+
+
+def per_node_warning(script: "JobScript", launch: "Launch") -> str | None:
+    """One line when Open MPI's ``mpirun`` ``launch`` is given ranks per node it stops at:
+    hydra's ``-ppn`` / ``-perhost`` (unknown option), or ``-npernode K`` over a host list of a
+    host with fewer than K slots (not enough slots); None otherwise."""
+    from hpcds1mpi.launch.script_slot_fill import host_slots
+
+    opt = launch.options.get("ntasks-per-node")
+    if opt is None:
+        return None
+    written = script.text[opt.span[0]:opt.span[1]]
+    spelled = _spelled(written)
+    head = f"line {launch.line}: {launch.launcher} {written}"
+    if spelled.lstrip("-") in ("ppn", "perhost"):
+        return (f"{head}: Open MPI's mpirun has no {spelled} (hydra's): it stops (unknown "
+                f"option); give -npernode {opt.value or 'K'} (or --map-by ppr:"
+                f"{opt.value or 'K'}:node)")
+    hosts = launch.options.get("host")
+    slots = host_slots(hosts.value or "", joined=True) if hosts is not None else None
+    per_node = int(opt.value) if (opt.value or "").isdigit() else None
+    short = [f"{n}:{c}" for n, c in slots or [] if per_node and c < per_node]
+    if not short or "oversubscribe" in launch.options:
+        return None
+    return (f"{head} over host list {hosts.value[:80]}: Open MPI refuses it (not enough slots: "
+            f"{', '.join(short)}); give each host {per_node} slots ("
+            + ",".join(f"{n}:{max(c, per_node)}" for n, c in slots) + ") or --oversubscribe")

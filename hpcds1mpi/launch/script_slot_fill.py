@@ -63,6 +63,13 @@ def _host_slots(value: str) -> list[tuple[str, int]] | None:
     return slots
 
 
+def host_slots(value: str, joined: bool = False) -> list[tuple[str, int]] | None:
+    """(host, slots) of host list ``value`` (:func:`_host_slots`), a host named again added to
+    its first mention where ``joined`` (as Open MPI reads it)."""
+    items = _host_slots(value)
+    return _joined(items, anywhere=True) if items and joined else items
+
+
 def _joined(items: list[tuple[str, int]], anywhere: bool) -> list[tuple[str, int]]:
     """``items`` with a host named again added to its first mention (Open MPI), or, where not
     ``anywhere``, only to the mention just before it (hydra)."""
