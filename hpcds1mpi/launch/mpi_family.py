@@ -30,6 +30,7 @@ from pathlib import Path
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
 from hpcds1mpi.launch.exec_wrappers import past_wrappers, program_index
+from hpcds1mpi.launch.mpi_init_calls import NO_MPI_CALLS
 from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPI4PY_FILE,
                                         MPI_ABI, MPICH, OPENMPI, ProgramMPI, family_of_banner,
                                         family_of_soname, version_line)
@@ -143,8 +144,19 @@ NO_MPI = "links no MPI library"
 
 def known_without_mpi(program: ProgramMPI) -> bool:
     """Whether ``program`` is a dynamic binary whose libraries, every one resolved by ``ldd``,
-    include no MPI library (read through a wrapper too): its ranks cannot be one job."""
-    return program.family is None and program.evidence.endswith(NO_MPI)
+    include no MPI library, or one that links an MPI library it never starts (read through a
+    wrapper too): its ranks cannot be one job."""
+    return program.family is None and program.evidence.endswith((NO_MPI, NO_MPI_CALLS))
+
+
+def _started(program: ProgramMPI, library: str) -> ProgramMPI:
+    """``program`` (read as linking the MPI library ``library``), or where neither it nor a
+    library it loads imports an MPI initialisation symbol, a program known to use no MPI."""
+    from hpcds1mpi.launch.mpi_init_calls import calls_mpi_init, never_initialises
+
+    if calls_mpi_init(program.path) is False:
+        return ProgramMPI(None, never_initialises(library, program.path), program.path)
+    return program
 
 
 def _abi_implementation(path: str, env: dict) -> str | None:
@@ -169,18 +181,20 @@ def binary_mpi(path: str, env: dict | None = None) -> ProgramMPI:
         family = family_of_soname(name)
         if family == MPI_ABI:
             impl = _abi_implementation(path, env)
-            return ProgramMPI(impl or MPI_ABI, f"links {name}" + (
-                f", provided here by {FAMILY_NAMES[impl]}" if impl else ""), path)
+            return _started(ProgramMPI(impl or MPI_ABI, f"links {name}" + (
+                f", provided here by {FAMILY_NAMES[impl]}" if impl else ""), path), name)
         if family:
-            return ProgramMPI(family, f"links {name}", path)
+            return _started(ProgramMPI(family, f"links {name}", path), name)
     if needed:
         family, why = _ldd_family(path, env)
-        text = None if family else ldd_text(path, env)
+        if family:
+            return _started(ProgramMPI(family, why, path), why.split()[1])
+        text = ldd_text(path, env)
         # s33 tester D2: only a binary whose libraries ldd all resolves is known to link none
         unread = ("" if text and "not found" not in text else
                   " directly (ldd cannot find every library it needs)" if text else
                   " directly (no ldd here to read the libraries it loads)")
-        return ProgramMPI(family, why or NO_MPI + unread, path)
+        return ProgramMPI(None, NO_MPI + unread, path)
     with open(path, "rb") as fh:  # static: the library's banner is compiled in
         family = family_of_banner(fh.read())
     return ProgramMPI(family, "static binary" + (" with an MPI version banner" if family
@@ -232,7 +246,8 @@ def program_mpi(tokens: list[str], env: dict | None = None, cwd: str | None = No
         return interpreted
     if (wrapped := unwrapped(tokens, env, cwd)) and wrapped[1]:  # s29 tester E1 (hpcc's)
         inner = program_mpi(wrapped[0], env, cwd)
-        said = inner.family or inner.evidence.endswith(("cannot be read", NO_MPI))
+        said = inner.family or inner.evidence.endswith(("cannot be read", NO_MPI,
+                                                                 NO_MPI_CALLS))
         return ProgramMPI(inner.family, f"{wrapped[1]}: {inner.evidence}"
                           + ("" if said else ": its MPI cannot be read"), inner.path)
     from hpcds1mpi.launch.python_mpi_use import python_without_mpi

@@ -49,10 +49,21 @@ def one_rank_only(program: ProgramMPI, ranks_regex: bool) -> str:
 
     if ranks_regex or not known_without_mpi(program):
         return ""
+    return (f"the program {os.path.basename(program.path)} {_without_mpi(program)}, so its "
+            "ranks would run as independent copies, each doing the whole job")
+
+
+def _without_mpi(program: ProgramMPI) -> str:
+    """How ``program`` (:func:`~hpcds1mpi.launch.mpi_family.known_without_mpi`) is known to
+    use no MPI: it links none, or it links one it never starts (s43 tester I1)."""
+    from hpcds1mpi.launch.mpi_family import NO_MPI
+    from hpcds1mpi.launch.mpi_init_calls import NO_MPI_CALLS
+
+    if program.evidence.endswith(NO_MPI_CALLS):
+        return (program.evidence.split(" ", 1)[1].replace(": " + NO_MPI_CALLS, "")
+                + ", a build without MPI")
     how = "" if program.evidence == NO_MPI else f"; {program.evidence}"
-    return (f"the program {os.path.basename(program.path)} links no MPI library (ldd resolves "
-            f"every library it needs{how}), so its ranks would run as independent copies, each "
-            "doing the whole job")
+    return f"links no MPI library (ldd resolves every library it needs{how})"
 
 
 def swept_program(tokens: list[str], env: dict, launch, ranks: tuple | None,
@@ -84,12 +95,8 @@ def unproven_ranks(program: ProgramMPI, max_ranks: int, ranks_regex: bool) -> st
     if max_ranks <= 1 or ranks_regex or program.family in (OPENMPI, MPICH):
         return ""
     if known_without_mpi(program):
-        from hpcds1mpi.launch.mpi_family import NO_MPI
-
-        how = "" if program.evidence == NO_MPI else f"; {program.evidence}"
         raise ConfigError(
-            f"the program {os.path.basename(program.path)} links no MPI library (ldd resolves "
-            f"every library it needs{how}), so its "
+            f"the program {os.path.basename(program.path)} {_without_mpi(program)}, so its "
             f"{copies(os.path.basename(program.path), max_ranks)}, and each be recorded as "
             "the job; the program was not run: for a "
             "threads-only program sweep --ranks-per-node 1 (and --threads); if it loads MPI at "

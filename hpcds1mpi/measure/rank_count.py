@@ -66,7 +66,13 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
         shown = found.get("lines") or "none"
         raise ConfigError(f"{label}: {regex} matched nothing in the output; fix it: the "
                           f"output's lines were {shown} (nothing was recorded for it)")
+    # s43 tester I1: ranks that each saw a world of 1 are copies, from another MPI's launcher
+    # or from a program built without MPI (apbs links libmpi and never starts it)
+    how = ("each rank saw a world of 1: either the launcher is not of the MPI the program "
+           "starts (give --mpiexec that MPI's launcher) or the program is built without MPI "
+           "(sweep it at --ranks-per-node 1, or use a build that starts MPI)"
+           if seen == 1 else "use the program's own launcher (--mpiexec) or fix --ranks-regex")
     raise LaunchError(
         f"{label}: launched {ranks} rank(s) but the program's output matched {regex} with "
         f"{seen:g}: its ranks are not one job ({' '.join(tokens[:3])} ...); nothing was "
-        "recorded for it: use the program's own launcher (--mpiexec) or fix --ranks-regex")
+        f"recorded for it: {how}")

@@ -35,7 +35,9 @@ def fake_openmpi(tmp_path: Path, name: str, *, components: tuple = ("mca_pmix_ex
         for component in components:
             _shared(lib / "openmpi" / component, component)
     main = tmp_path / name / "main.c"
-    main.write_text("int main(void) { return 0; }\n")
+    # it starts MPI (weakly bound: the empty libmpi defines nothing), as an MPI program does
+    main.write_text("extern int MPI_Init(void) __attribute__((weak));\n"
+                    "int main(void) { return MPI_Init ? MPI_Init() : 0; }\n")
     app = tmp_path / name / "app"
     subprocess.run(["cc", "-o", str(app), str(main), f"-L{lib}", "-Wl,--no-as-needed",
                     "-l:libmpi.so.40", f"-Wl,-rpath,{lib}"], check=True, timeout=60)

@@ -86,7 +86,9 @@ def _linked_app(tmp_path, libraries: dict) -> str:
         if rel != soname:
             (lib / soname).symlink_to(target)
         links.append(str(lib / soname))
-    (tmp_path / "app.c").write_text("int main(void) { return 0; }\n")
+    # it starts MPI (weakly bound: the stub libraries define nothing), as an MPI program does
+    (tmp_path / "app.c").write_text("extern int MPI_Init(void) __attribute__((weak));\n"
+                                    "int main(void) { return MPI_Init ? MPI_Init() : 0; }\n")
     subprocess.run(["gcc", "-o", str(tmp_path / "app"), str(tmp_path / "app.c"),
                     "-Wl,--no-as-needed", *links, "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib"],
                    check=True, capture_output=True)

@@ -58,3 +58,15 @@ def test_a_real_sweep_with_a_ranks_regex_that_matches_nothing_says_fix_it(tmp_pa
     assert done.returncode == 2, done.stderr
     assert "matched nothing in the output; fix it: the output's lines were 'images: 2 N: " \
            "1000'" in done.stderr and "one job" not in done.stderr, done.stderr
+
+
+def test_ranks_that_each_saw_a_world_of_one_name_a_program_built_without_mpi():
+    """Was (s43 tester I1): "use the program's own launcher (--mpiexec)" for apbs' two copies
+    under /usr/bin/mpirun.openmpi, the launcher of the MPI it links, which it never starts."""
+    readings = Readings.of(ranks_regex=r"rank \d+ size (\d+)")
+    with pytest.raises(LaunchError) as caught:
+        readings.check_ranks(readings.read("rank 0 size 1...\n"), 2, "apbs 33 N1xR2xT1",
+                             ["/usr/bin/mpirun.openmpi", "-n", "2"])
+    said = str(caught.value)
+    assert "program is built without MPI" in said and "--ranks-per-node 1" in said
+    assert "launcher is not of the MPI" in said and "\n" not in said
