@@ -42,6 +42,15 @@ MISSING = re.compile(r"\bno such file\b|\bnon-?existing\b|\bnonexistent\b|\b(doe
 ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b|"
                     r"\bdoesn't exist\b|\balready exists?\b|\bexists? already\b",
                     re.IGNORECASE)
+#: Words of a program refusing its input or its layout that are no error word of
+#: :data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`: a line with one is an error line, and
+#: names the cause (:func:`names_cause`) rather than the generic lines after it. TREE-PUZZLE's
+#: "Halt: TREE-PUZZLE needs at least 2 processes for a parallel run!!!" had lost to Open MPI's
+#: complaint at its second MPI_Finalize (s43 tester I2), APBS's "MGparm_check: illegal nlev
+#: (-1); check your grid dimensions!" to its "Error while parsing input file." (s43 tester I4).
+REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?) at least \d+\b|"
+                     r"\billegal\b|\bout of (range|bounds)\b|\btoo (small|large|few|many)\b",
+                     re.IGNORECASE)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
                         r"[\w+-]+\.[A-Za-z]\w{0,7})(?=$|[\s'\"`)>:,;])")
@@ -84,9 +93,11 @@ WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:
 
 
 def names_cause(text: str) -> bool:
-    """Whether an error line says a file it names is missing or cannot be opened."""
-    return bool(MISSING.search(text) and NAMED_FILE.search(text) and not WARNING.search(text)
-                and not WENT_ON.search(text))
+    """Whether an error line says a file it names is missing or cannot be opened, or that the
+    program refuses its input or layout (:data:`REFUSED`)."""
+    if WARNING.search(text) or WENT_ON.search(text):
+        return False
+    return bool(MISSING.search(text) and NAMED_FILE.search(text) or REFUSED.search(text))
 
 
 def cause_first(found: list[tuple[int, str]]) -> list[tuple[int, str]]:

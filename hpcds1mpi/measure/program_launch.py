@@ -299,9 +299,10 @@ def _errors(lines: list[str]) -> list[tuple[int, str]]:
     (:data:`~hpcds1mpi.measure.error_cause.ABSENT`: NWChem's "Attempting to read a basis set
     from a non-existing file:", s37 tester G5), each with its message and index: before, a
     title's message was kept only where its own line had an error word, and then alone."""
-    from hpcds1mpi.measure.error_cause import ABSENT
+    from hpcds1mpi.measure.error_cause import ABSENT, REFUSED
 
-    return _titled_at(lines, lambda ln: ERROR_WORDS.search(ln) or ABSENT.search(ln))
+    return _titled_at(lines, lambda ln: ERROR_WORDS.search(ln) or ABSENT.search(ln)
+                      or REFUSED.search(ln))
 
 
 def _box_errors(boxes: list) -> list[str]:

@@ -69,10 +69,16 @@ NEAR_LINE = re.compile(r"^(?:(\d+) +)?(in \S.* near line \d+)$")
 #: ("#1  Foam::error::abort() at ??:?", "#4  ? in /usr/bin/simpleFoam"), and Open MPI's abort
 #: banner ("*** An error occurred in MPI_Init_thread", "*** MPI_ERRORS_ARE_FATAL (processes
 #: ...": it had beaten the help text saying why, s30 tester L2; its "*** MPI_ERR_RANK: invalid
-#: rank" line is kept).
+#: rank" line is kept); and its complaint at a second MPI_Finalize, which a program's own
+#: exit path after its fatal message makes ("*** The MPI_Finalize() function was called after
+#: MPI_FINALIZE was invoked.", "*** This is disallowed by the MPI standard.", "*** Your MPI job
+#: will now abort.", "[host:pid] Local abort after MPI_FINALIZE started completed ..."): it had
+#: beaten TREE-PUZZLE's "Halt: TREE-PUZZLE needs at least 2 processes ..." (s43 tester I2).
 GENERIC_LINE = re.compile(r"^\*\*\* (An error occurred in \w+|on (a NULL )?communicator\b|"
                           r"reported by process\b|MPI_ERRORS_ARE_FATAL\b|\s*and potentially "
-                          r"your MPI job)|"
+                          r"your MPI job|The \w+\(\) function was called after MPI_FINALIZE|"
+                          r"This is disallowed by the MPI standard|Your MPI job will now abort)|"
+                          r"^(\[[\w.-]+:\d+\] )?Local abort after MPI_FINALIZE\b|"
                           r"^Error termination\b|^Backtrace for this error|^#\d+\s+0x[0-9a-f]+|"
                           r"^#\d+\s+.*(?:\bat \S+:(?:\d+|\?+)|\bin /\S+)$|"
                           r"^at \S+:\d+$|^\*\*\* (Process received signal|End of error message)|"

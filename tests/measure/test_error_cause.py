@@ -3,6 +3,8 @@ set aside, a line naming a missing file preferred (s37 tester G5)."""
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.measure.error_cause import cause_first, names_cause, restates
 from hpcds1mpi.measure.program_launch import classify
 
@@ -128,3 +130,75 @@ def test_a_program_refusing_an_existing_output_is_the_reason_not_open_mpis_banne
                               "stderr": EXAML_EXISTS_ERR}, 60)
     assert (status, error) == ("failed", "exit code 255: ExaML output files with the run ID "
                                          "<run_300> already exist")
+
+
+#: TREE-PUZZLE's tree-ppuzzle at 1 rank under Debian's mpirun.openmpi (s43 tester I2): its own
+#: halt on stdout, Open MPI's complaint at its second MPI_Finalize on stderr.
+PUZZLE_OUT = ('\n'
+    'Halt: TREE-PUZZLE needs at least 2 processes for a parallel run!!!\n'
+    '\n')
+PUZZLE_ERR = ('*** The MPI_Finalize() function was called after MPI_FINALIZE was invoked.\n'
+    '*** This is disallowed by the MPI standard.\n'
+    '*** Your MPI job will now abort.\n'
+    '[vm:24124] Local abort after MPI_FINALIZE started completed successfully, but am not able to aggregate error messages, and not able to guarantee that all other processes were killed!\n'
+    '--------------------------------------------------------------------------\n'
+    'Primary job  terminated normally, but 1 process returned\n'
+    'a non-zero exit code. Per user-direction, the job has been aborted.\n'
+    '--------------------------------------------------------------------------\n'
+    '--------------------------------------------------------------------------\n'
+    'mpirun.openmpi detected that one or more processes exited with non-zero status, thus causing\n'
+    'the job to be terminated. The first process to do so was:\n'
+    '\n'
+    '  Process name: [[13019,1],0]\n'
+    '  Exit code:    1\n'
+    '--------------------------------------------------------------------------\n')
+#: APBS with dime 50 (not c*2^(l+1)+1) at 1 rank (s43 tester I4): the cause first on stderr,
+#: its generic follow-ups after it.
+APBS_OUT = ('This executable compiled on Jan 10 2023 at 20:56:38\n'
+    '\n'
+    'Parsing input file apbs.in...\n'
+    'rank 0 size 1...\n')
+APBS_ERR = ('MGparm_check:  illegal nlev (-1); check your grid dimensions!\n'
+    "MGparm_check:  you're using a very small nlev (-1) and therefore\n"
+    'MGparm_check:  will not get the optimal performance of the multigrid\n'
+    'MGparm_check:  algorithm.  Please check your grid dimensions.\n'
+    'NOsh:  MG parameters not set correctly!\n'
+    'Error while parsing input file.\n'
+    '--------------------------------------------------------------------------\n'
+    'Primary job  terminated normally, but 1 process returned\n'
+    'a non-zero exit code. Per user-direction, the job has been aborted.\n'
+    '--------------------------------------------------------------------------\n'
+    '--------------------------------------------------------------------------\n'
+    'mpirun.openmpi detected that one or more processes exited with non-zero status, thus causing\n'
+    'the job to be terminated. The first process to do so was:\n'
+    '\n'
+    '  Process name: [[12891,1],0]\n'
+    '  Exit code:    13\n'
+    '--------------------------------------------------------------------------\n')
+
+
+def test_a_programs_own_halt_beats_open_mpis_complaint_at_a_second_finalize():
+    """Was: "The MPI_Finalize() function was called after MPI_FINALIZE was invoked."."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    assert reason_line(PUZZLE_OUT, PUZZLE_ERR) == ("Halt: TREE-PUZZLE needs at least 2 "
+                                                   "processes for a parallel run!!!")
+
+
+def test_the_line_naming_the_bad_value_beats_the_generic_lines_after_it():
+    """Was: "Error while parsing input file."."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    assert reason_line(APBS_OUT, APBS_ERR) == ("MGparm_check:  illegal nlev (-1); check your "
+                                               "grid dimensions!")
+    # the generic line still reasons where nothing names a cause before it
+    generic = APBS_ERR.split("NOsh:", 1)[1]
+    assert reason_line(APBS_OUT, "NOsh:" + generic).endswith("Error while parsing input file.")
+
+
+@pytest.mark.parametrize("line", ["Halt: TREE-PUZZLE needs at least 2 processes for a "
+                                  "parallel run!!!", "this code requires at least 4 ranks",
+                                  "illegal nlev (-1)", "index 12 out of range",
+                                  "grid too small for 3 levels"])
+def test_a_program_refusing_its_input_or_layout_names_the_cause(line):
+    assert names_cause(line)
