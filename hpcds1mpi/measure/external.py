@@ -204,8 +204,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  workdir: str | None = None, say=None, setup: str | None = None) -> dict:
     """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
-    Runs already in ``out`` are skipped, except ``interrupted`` ones and those that failed in
-    their setup (run again).
+    Runs already in ``out`` are skipped (failures said), except interrupted and setup-failed.
 
     Args:
         choice: a :class:`~hpcds1mpi.launch.preflight.LaunchChoice` (else from ``launcher`` /
@@ -236,6 +235,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     from hpcds1mpi.measure import meters
     from hpcds1mpi.measure.allocation_state import Allocation
     from hpcds1mpi.measure.convergence import convergence_note
+    from hpcds1mpi.measure.kept_failures import say_kept_failures
     from hpcds1mpi.measure.slurm_accounting import StepAccounting
     from hpcds1mpi.measure.program_mpi import program_mpi_library, threading_note
     from hpcds1mpi.measure.readings import Readings
@@ -330,6 +330,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
                      if settled(r) and not failed_in_setup(r) and not refused_by_launcher(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
+        say_kept_failures(say if resume else None, writer.store, plan, machine_id, done_keys,
+                          out)  # the failures a resume keeps, and how to redo them (s43 I3)
         # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
         refuse_broken_rows(writer.store, out, RESUME_FIX,
                            {(machine_id, spec.run_id) for spec in todo})

@@ -1,0 +1,42 @@
+"""The failed runs a ``--resume`` keeps, said with how to measure them again (s43 tester I3).
+
+A resume counts a ``failed``, ``oom`` or ``timeout`` row as done: it is a measurement of the
+configuration, and recommend and advise read it as failing there. A run that failed for a
+reason since put right (its input file was missing: Rheolef's ``file "sq150.geo" not found``)
+then kept vetoing its size, and the resume said only "nothing new; 6 already done". The line
+names those rows and the way to replace them: the same sweep at their sizes into a new file,
+merged over the old one (``telemetry merge`` keeps the newer row of a configuration).
+"""
+
+from __future__ import annotations
+
+#: The statuses a resume keeps as measured failures (never run again).
+KEPT = ("failed", "oom", "timeout")
+#: How many runs the line names before it counts the rest.
+NAMED = 4
+
+
+def say_kept_failures(say, store, plan, machine_id: str, done: set, out: str) -> None:
+    """``say`` (None: nothing said) :func:`kept_failures_note`'s line, where there is one."""
+    if say is not None and (note := kept_failures_note(store, plan, machine_id, done, out)):
+        say(note)
+
+
+def kept_failures_note(store, plan, machine_id: str, done: set, out: str) -> str:
+    """One line naming the runs of ``plan`` that ``done`` (the keys a resume skips) holds as
+    failures in ``store``, and how to measure them again; "" where none is."""
+    kept = [(spec, store.runs[(machine_id, spec.run_id)]["status"]) for spec in plan.runs
+            if (machine_id, spec.run_id) in done
+            and store.runs[(machine_id, spec.run_id)]["status"] in KEPT]
+    if not kept:
+        return ""
+    named = [f"{spec.workload} size {spec.size:g} {spec.config.label()} ({status})"
+             for spec, status in kept[:NAMED]]
+    more = f" and {len(kept) - NAMED} more" if len(kept) > NAMED else ""
+    sizes = ",".join(f"{size:g}" for size in sorted({spec.size for spec, _ in kept}))
+    return (f"note: {len(kept)} of the runs already done in {out} are failures, kept as "
+            f"measured and not run again: {', '.join(named)}{more}; recommend and advise read "
+            "them as failing there. If their cause is put right (a missing input, --setup), "
+            f"measure them again: this sweep with --sizes {sizes} into a new --out NEW.h5, "
+            f"then `hpcds1mpi telemetry merge {out} NEW.h5 --out MERGED.h5` (the newer rows "
+            "replace them)")

@@ -1,0 +1,50 @@
+"""A --resume names the failed runs it keeps as measured, and how to measure them again
+(s43 tester I3: Rheolef's run at 150 failed only for its missing input; the resume said
+"nothing new; 6 already done" and the rows kept vetoing size 150)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from hpcds1mpi.measure.kept_failures import kept_failures_note, say_kept_failures
+
+
+def _spec(size: int, ranks: int):
+    label = f"N1xR{ranks}xT1-cpu-fp64"
+    return SimpleNamespace(workload="rheolef", size=size, run_id=f"{size}-{ranks}",
+                           config=SimpleNamespace(label=lambda: label))
+
+
+def _resumed(statuses: dict):
+    plan = SimpleNamespace(runs=[_spec(size, ranks) for size, ranks in statuses])
+    store = SimpleNamespace(runs={("m", f"{s}-{r}"): {"status": status}
+                                  for (s, r), status in statuses.items()})
+    return plan, store, set(store.runs)
+
+
+def test_the_failures_a_resume_keeps_are_named_with_the_way_to_redo_them():
+    plan, store, done = _resumed({(100, 1): "ok", (100, 2): "ok", (150, 1): "failed",
+                                  (150, 2): "failed", (200, 1): "ok", (200, 2): "ok"})
+    said = kept_failures_note(store, plan, "m", done, "rh.h5")
+    assert said.startswith("note: 2 of the runs already done in rh.h5 are failures")
+    assert "rheolef size 150 N1xR1xT1-cpu-fp64 (failed)" in said
+    assert "rheolef size 150 N1xR2xT1-cpu-fp64 (failed)" in said and "size 100" not in said
+    assert "--sizes 150 into a new --out" in said
+    assert "`hpcds1mpi telemetry merge rh.h5 NEW.h5 --out MERGED.h5`" in said
+    assert "\n" not in said
+
+
+def test_nothing_is_said_without_kept_failures_or_outside_a_resume():
+    plan, store, done = _resumed({(100, 1): "ok", (150, 1): "interrupted"})
+    assert kept_failures_note(store, plan, "m", done, "x.h5") == ""
+    plan, store, done = _resumed({(150, 1): "timeout"})
+    lines = []
+    say_kept_failures(None, store, plan, "m", done, "x.h5")
+    say_kept_failures(lines.append, store, plan, "m", done, "x.h5")
+    assert len(lines) == 1 and "(timeout)" in lines[0]
+
+
+def test_many_failures_are_counted_past_the_first_few():
+    plan, store, done = _resumed({(s, 1): "failed" for s in range(10, 80, 10)})
+    said = kept_failures_note(store, plan, "m", done, "x.h5")
+    assert " and 3 more;" in said and "--sizes 10,20,30,40,50,60,70 " in said
