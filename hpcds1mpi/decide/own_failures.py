@@ -164,6 +164,28 @@ def undecided(cols: dict) -> np.ndarray:
         & ok_somewhere & (np.asarray(cols["fail_prob_max"], dtype=float) < 1.0)
 
 
+def sides_said(cols: dict, rows: np.ndarray, size: float) -> str:
+    """How the runs of the candidates ``rows`` (:func:`undecided`) lie around ``size``, as
+    their sizes are: "ok at a smaller one, failed at a larger" only where that is so. Before,
+    that fixed text was said where every layout had also run ok at a larger size than its
+    failure (Rheolef's run at 150 failed for its missing input, ok at 100 and 200: s43
+    tester I3); a failure between sizes run ok is said as that, with what to check."""
+    def sizes(text: str) -> list[float]:
+        return [float(word) for word in str(text).replace(",", " ").split()]
+
+    ok = [sizes(cols[OK_SIZES][row]) for row in rows]
+    failed = [sizes(cols[FAILED_SIZES][row]) for row in rows]
+    inside = [any(lo < f < hi for f in fs for lo in oks for hi in oks)
+              for oks, fs in zip(ok, failed)]
+    if any(inside):
+        return ("a failure at a size between sizes it ran ok at: such a failure is more often "
+                "the run's own (its input, the machine) than the size's, so read its reason "
+                "(hpcds1mpi telemetry show) and measure it again")
+    if all(min(oks) < size < max(fs) for oks, fs in zip(ok, failed) if oks and fs):
+        return "ok at a smaller one, failed at a larger"
+    return "ok at some sizes, failed at others"
+
+
 def _sizes_text(sizes: np.ndarray) -> str:
     return ", ".join(f"{s:g}" for s in sizes.tolist())
 

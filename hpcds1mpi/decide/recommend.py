@@ -242,11 +242,14 @@ def _failing_between_sizes(prep: Prepared) -> str:
     between = undecided(cols) & here
     if not between.any() or (np.asarray(cols["reason"])[here] != "fail").any():
         return ""
+    from hpcds1mpi.decide.own_failures import sides_said
+
     count = int(between.sum())
+    sides = sides_said(cols, np.flatnonzero(between), prep.size)
     return (f"every layout is predicted to fail at size {prep.size:g}, "
             f"{'all' if count == int(here.sum()) else count} of them only from their runs at "
-            "other sizes (ok at a smaller one, failed at a larger): where they start to fail "
-            "is not known, so a calibration measures them at this size")
+            f"other sizes ({sides}): where they start to fail is not known, so a calibration "
+            "measures them at this size")
 
 
 def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | None = None,

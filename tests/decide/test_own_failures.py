@@ -215,3 +215,31 @@ def test_a_job_every_layout_is_predicted_to_fail_at_from_runs_on_both_sides_gets
     # beyond every run, each layout's nearest run failed: nothing to calibrate, as before
     rec = rec_mod.recommend(Brittle(), "brittle", 1600, fake_places("cpu"), constraints=ONE_NODE)
     assert rec.picked is None and not rec.calibration_steps
+
+
+class MissingInput(Brittle):
+    """Every layout ran ok at 200 and 800 and failed at 400 only (its input missing there)."""
+
+    RUNS = {(1, 1): {200: "ok", 400: "failed", 800: "ok"},
+            (1, 2): {200: "ok", 400: "failed", 800: "ok"},
+            (2, 1): {200: "ok", 400: "failed", 800: "ok"}}
+
+
+def test_the_escalation_says_how_the_runs_lie_not_a_fixed_ok_below_failed_above():
+    """s43 tester I3: Rheolef failed at 150 (its input missing), ok at 100 and 200 in every
+    layout; recommend at 160 said "(ok at a smaller one, failed at a larger)"."""
+    from hpcds1mpi.decide.own_failures import sides_said
+
+    cols = {"ok_sizes": ["100, 200", "100"], "failed_sizes": ["150", "150"]}
+    assert sides_said(cols, np.array([0]), 160).startswith("a failure at a size between sizes "
+                                                           "it ran ok at")
+    assert sides_said(cols, np.array([1]), 120) == "ok at a smaller one, failed at a larger"
+    assert sides_said(cols, np.array([1]), 160) == "ok at some sizes, failed at others"
+    rec = rec_mod.recommend(MissingInput(), "brittle", 500, fake_places("cpu"),
+                            constraints=ONE_NODE)
+    said = " ".join(rec.verdict.reasons)
+    assert "every layout is predicted to fail at size 500" in said, said
+    assert "a failure at a size between sizes it ran ok at" in said, said
+    assert "ok at a smaller one, failed at a larger" not in said, said
+    rec = rec_mod.recommend(Brittle(), "brittle", 600, fake_places("cpu"), constraints=ONE_NODE)
+    assert any("(ok at a smaller one, failed at a larger)" in r for r in rec.verdict.reasons)
