@@ -48,8 +48,11 @@ ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b
 #: "Halt: TREE-PUZZLE needs at least 2 processes for a parallel run!!!" had lost to Open MPI's
 #: complaint at its second MPI_Finalize (s43 tester I2), APBS's "MGparm_check: illegal nlev
 #: (-1); check your grid dimensions!" to its "Error while parsing input file." (s43 tester I4).
+#: "illegal" only with what is illegal and its value: ScaLAPACK's tester's summary "1 tests
+#: skipped because of illegal input values." is no error.
 REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?) at least \d+\b|"
-                     r"\billegal\b|\bout of (range|bounds)\b|\btoo (small|large|few|many)\b",
+                     r"\billegal (value|argument|parameter|option)\b|\billegal \w+ *[(=:]? *-?\d|"
+                     r"\bout of (range|bounds)\b|\btoo (small|large|few|many)\b",
                      re.IGNORECASE)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"

@@ -202,3 +202,9 @@ def test_the_line_naming_the_bad_value_beats_the_generic_lines_after_it():
                                   "grid too small for 3 levels"])
 def test_a_program_refusing_its_input_or_layout_names_the_cause(line):
     assert names_cause(line)
+
+
+def test_a_count_of_inputs_skipped_as_illegal_is_no_refusal():
+    """ScaLAPACK's tester's summary line "1 tests skipped because of illegal input values." had
+    beaten its "Unable to perform factorization: need TOTMEM ..." once "illegal" alone counted."""
+    assert not names_cause("1 tests skipped because of illegal input values.")
