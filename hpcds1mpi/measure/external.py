@@ -330,8 +330,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
                      if settled(r) and not failed_in_setup(r) and not refused_by_launcher(r)}
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
-        say_kept_failures(say if resume else None, writer.store, plan, machine_id, done_keys,
-                          out)  # the failures a resume keeps, and how to redo them (s43 I3)
+        say_kept_failures(say if resume else None, writer.store, plan, machine_id, done_keys, out)
         # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
         refuse_broken_rows(writer.store, out, RESUME_FIX,
                            {(machine_id, spec.run_id) for spec in todo})
