@@ -34,6 +34,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_commands
+
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
@@ -64,10 +66,6 @@ _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do"
                       "esac", "{", "}", "(", ")", "!", "exec", "command", "builtin"})
 #: Words whose simple command names no program (``for i in 1 2``: ``i`` is none).
 _NO_PROGRAM = frozenset({"for", "select", "case", "function"})
-#: The heredoc operator and its delimiter, as the script reader finds it.
-_HEREDOC_RE = re.compile(r"(?<!<)<<(?!<)(-?)\s*['\"]?([A-Za-z_]\w*)['\"]?")
-#: A redirection operator whose file is the next word (``>``, ``2>>``, ``<<``).
-_BARE_REDIRECT_RE = re.compile(r"(\d*|&)(>>?|<|<<-?|<<<)")
 #: A shell function's definition: ``name() {``, ``function name {``.
 _FUNCTION_RE = re.compile(r"\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
                           r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*(\{|$)")
@@ -89,11 +87,11 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
-    for number, text in _lines_after(script.text, launch.line, launch.last_line):
+    for number, text in lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines or number in bodies:
             continue
-        found = _first_work(_commands(text), waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number), polling=number in polls)
+        found = _first_work(line_commands(text), waited=any(n > number for n in waits),
+                            launching=_first_calls(calls, number), polling=polls.get(number, 0))
         if found:
             return number, found
     return _exit_trap_work(script.text, launch.line)
@@ -108,14 +106,14 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     waits, calls = _wait_lines(script.text), _launching_functions(script)
     polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
-    for number, text in _lines_after(script.text, 1, 0):
+    for number, text in lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
         if number in launch_lines or number in bodies:
             continue
-        found = _first_work(_commands(text), before=True,
+        found = _first_work(line_commands(text), before=True,
                             waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number), polling=number in polls)
+                            launching=_first_calls(calls, number), polling=polls.get(number, 0))
         if found:
             return number, found
     return None
@@ -178,18 +176,18 @@ def _launching_functions(script: "JobScript") -> dict[str, int]:
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     names: dict[str, int] = {}
     open_at, depth, name, loops = 0, 0, "", 0
-    for number, text in _lines_after(script.text, 1, 0):
+    for number, text in lines_after(script.text, 1, 0):
         if not depth and (match := _FUNCTION_RE.match(text)):
             name, open_at = match.group(1) or match.group(2), number
         if name:
-            for word in (w for c in _commands(text) for w in c):
+            for word in (w for c in line_commands(text) for w in c):
                 depth += {"{": 1, "}": -1}.get(word, 0)
             if any(open_at <= n <= number for n in launch_lines):
                 names.setdefault(name, 0)
             if depth <= 0 and (number > open_at or "}" in text):
                 name, depth = "", 0
             continue
-        for words, _ in _simple_commands(_commands(text)):
+        for words, _ in simple_commands(line_commands(text)):
             called = next((w for w in words if w not in _CONTROL and not ASSIGNMENT.match(w)),
                           "")
             loops += words[:1] in (["for"], ["while"], ["until"], ["select"])
@@ -207,12 +205,12 @@ def _unlaunching_bodies(script: "JobScript") -> set[int]:
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     found: set[int] = set()
     open_at, depth, body = 0, 0, False
-    for number, text in _lines_after(script.text, 1, 0):
+    for number, text in lines_after(script.text, 1, 0):
         if not body and (_FUNCTION_RE.match(text)):
             open_at, body = number, True
         if not body:
             continue
-        depth += sum({"{": 1, "}": -1}.get(w, 0) for c in _commands(text) for w in c)
+        depth += sum({"{": 1, "}": -1}.get(w, 0) for c in line_commands(text) for w in c)
         if depth <= 0 and (number > open_at or "}" in text):
             if not any(open_at <= n <= number for n in launch_lines):
                 found.update(range(open_at, number + 1))
@@ -226,93 +224,26 @@ def _first_calls(calls: dict[str, int], number: int) -> frozenset[str]:
     return frozenset(name for name, first in calls.items() if first == number)
 
 
-def _lines_after(text: str, first: int, last: int):
-    """(line number, text) of each shell line after line ``last``, ``\\``-continued lines
-    joined, here-document bodies (one opened on lines ``first``..``last`` included) skipped,
-    comments cut."""
-    from hpcds1mpi.launch.shell_words import comment_start
-
-    lines = text.split("\n")
-    heredoc, k = None, first - 1
-    while k < len(lines):
-        number, line = k + 1, lines[k].rstrip("\r")
-        k += 1
-        if heredoc is not None:
-            if (line.lstrip("\t") if heredoc[1] else line) == heredoc[0]:
-                heredoc = None
-            continue
-        while line.endswith("\\") and k < len(lines):
-            line, k = line[:-1] + " " + lines[k].rstrip("\r"), k + 1
-        line = line[:comment_start(line, anywhere=False)] if "#" in line else line
-        if m := "<<" in line and _HEREDOC_RE.search(line):
-            heredoc = (m.group(2), bool(m.group(1)))
-        if number > last and line.strip():
-            yield number, line
-
-
-def _commands(text: str) -> list[list[str]]:
-    """The simple commands of a line (its words, split where sh splits them); one
-    unsplittable (an unbalanced quote) is one command of its words as they stand. The
-    commands of its ``$(...)`` / backtick substitutions come first: they run before it
-    (``RESULT=$(python3 summarize.py)`` runs a program; s42 tester F1)."""
-    from hpcds1mpi.errors import ConfigError
-    from hpcds1mpi.launch.shell_words import words
-
-    inner = [c for sub in _substitutions(text) for c in _commands(sub)]
-    try:
-        return inner + [[w.text if w.text else w.raw for w in words(text, shell=True)]]
-    except ConfigError:
-        return inner + [text.split()]
-
-
-def _substitutions(text: str) -> list[str]:
-    """The texts of the outermost command substitutions in ``text`` (``$(...)``, backticks),
-    outside single quotes, where they run; ``$((...))`` is arithmetic, no command."""
-    found, k, quote = [], 0, ""
-    while k < len(text):
-        c = text[k]
-        if c == "\\" and quote != "'":
-            k += 2
-            continue
-        if quote != '"' and c == "'":
-            quote = "" if quote else "'"
-        elif quote == "'":
-            pass
-        elif c == '"':
-            quote = "" if quote else '"'
-        elif c == "`" and (end := text.find("`", k + 1)) > 0:
-            found.append(text[k + 1:end])
-            k = end
-        elif text.startswith("$(", k) and not text.startswith("$((", k):
-            depth, end = 0, k + 1
-            while end < len(text):
-                depth += {"(": 1, ")": -1}.get(text[end], 0)
-                if depth == 0:
-                    break
-                end += 1
-            found.append(text[k + 2:end])
-            k = end
-        k += 1
-    return found
-
-
 def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False,
-                launching: frozenset[str] = frozenset(), polling: bool = False) -> str:
+                launching: frozenset[str] = frozenset(), polling: int = 0) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
     written on one line; "". An exit trap's command runs at the end, after the launch
     (:func:`_exit_trap`): work there, none before it. A command run in the background
     (``./monitor.sh &``) holds no job time unless a ``wait`` waits for it: later on its
     line, or on a later line (``waited``; s42 tester F4). A call of a function in
-    ``launching`` is a launch. In a loop ``polling`` a background job, ``sleep`` waits for
-    it, as ``wait`` would: no work."""
-    simple = list(_simple_commands(commands))
+    ``launching`` is a launch. In a loop polling a background job (``polling`` of them open
+    at the line's start, :func:`_poll_depths`), ``sleep`` waits for it, as ``wait`` would:
+    no work."""
+    simple = list(simple_commands(commands))
+    polled = _poll_depths(simple, polling)
     for k, (words, separator) in enumerate(simple):
         if separator == "&" and not (waited or any(_is_wait(w) for w, _ in simple[k + 1:])):
             continue
         handler = _exit_trap(words)
-        at = None if handler is not None else _work_at(words, before, launching, polling)
-        if handler and not before and (found := _first_work(_commands(handler))):
+        at = None if handler is not None else _work_at(words, before, launching,
+                                                          polled[k] > 0)
+        if handler and not before and (found := _first_work(line_commands(handler))):
             return found
         if at is not None:
             shown = " ".join(words[at:])
@@ -329,41 +260,41 @@ def _wait_lines(text: str) -> list[int]:
     """The numbers of the shell lines of ``text`` that run a ``wait``, or poll a background
     job until it ends (:func:`_polling_lines`)."""
     polls = _polling_lines(text)
-    return [number for number, line in _lines_after(text, 1, 0)
-            if number in polls or any(_is_wait(w) for w, _ in _simple_commands(_commands(line)))]
+    return [number for number, line in lines_after(text, 1, 0)
+            if number in polls or any(_is_wait(w) for w, _ in simple_commands(line_commands(line)))]
 
 
-def _polling_lines(text: str) -> set[int]:
+def _polling_lines(text: str) -> dict[int, int]:
     """The lines of the loops of ``text`` that poll a background job until it ends (``while
     kill -0 $PID; do sleep 60; done``, ``until ! ps -p $PID``, ``while [ -d /proc/$PID ]``),
-    from the loop's head to its ``done``: their ``sleep`` waits for the job (s42: it had
-    been work, and kept the limit of a launch run in the background and polled)."""
-    lines, depth = set(), 0
-    for number, line in _lines_after(text, 1, 0):
-        if not depth and not _POLL_RE.match(line):
-            continue
-        lines.add(number)
-        for words, _ in _simple_commands(_commands(line)):
-            head = next((w for w in words if w not in ("do", "then", "else", "!")), "")
-            depth += head in ("while", "until", "for", "select")
-            depth -= "done" in words
-        depth = max(depth, 0)
+    from the loop's head to its ``done``, each with the loops open at its start
+    (:func:`_poll_depths`): their ``sleep`` waits for the job (s42: it had been work, and
+    kept the limit of a launch run in the background and polled)."""
+    lines, depth = {}, 0
+    for number, line in lines_after(text, 1, 0):
+        depths = _poll_depths(list(simple_commands(line_commands(line))), depth)
+        if depth or any(depths):
+            lines[number] = depth
+        depth = depths[-1] if depths else depth
     return lines
 
 
-def _simple_commands(commands: list[list[str]]):
-    """(words without redirections, the separator after them) of each simple command among
-    ``commands`` (each a line's words, separators among them)."""
-    from hpcds1mpi.launch.script_options import REDIRECT_RE, SHELL_STOP
-
-    for tokens in commands:
-        command: list[str] = []
-        for word in [*tokens, ";"]:
-            if word not in SHELL_STOP and word != ";;":
-                command.append(word)
-                continue
-            yield _without_redirections(command, REDIRECT_RE), word
-            command = []
+def _poll_depths(simple: list, depth: int) -> list[int]:
+    """How many loops are open, a polling one outermost (0: none), as each of the simple
+    commands ``simple`` (:func:`simple_commands`) runs, from ``depth`` before them, and
+    after the last (one more item): only a ``sleep`` inside a polling loop's body waits for
+    its job, never one after its ``done`` on the same line (s43 tester J7: ``done; sleep
+    3600`` had been read as the poll's wait)."""
+    found = []
+    for words, _ in simple:
+        head = next((w for w in words if w not in ("do", "then", "else", "!")), "")
+        if not depth and _POLL_RE.match(" ".join(words) + " "):
+            depth = 1
+        elif depth and head in ("while", "until", "for", "select"):
+            depth += 1
+        found.append(depth)
+        depth = max(depth - ("done" in words), 0) if depth else 0
+    return found + [depth]
 
 
 def _exit_trap(words: list[str]) -> str | None:
@@ -380,26 +311,13 @@ def _exit_trap(words: list[str]) -> str | None:
 def _exit_trap_work(text: str, before_line: int) -> tuple[int, str] | None:
     """(line number, command) of the first work an exit trap set before line
     ``before_line`` runs at the script's end; None where none."""
-    for number, line in _lines_after(text, 1, 0):
+    for number, line in lines_after(text, 1, 0):
         if number >= before_line:
             return None
-        for words, _ in _simple_commands(_commands(line)):
-            if (handler := _exit_trap(words)) and (found := _first_work(_commands(handler))):
+        for words, _ in simple_commands(line_commands(line)):
+            if (handler := _exit_trap(words)) and (found := _first_work(line_commands(handler))):
                 return number, found
     return None
-
-
-def _without_redirections(command: list[str], redirect: re.Pattern) -> list[str]:
-    """A simple command's words without its redirections (``> log``, ``2>&1``, ``<in``)."""
-    out, target = [], False
-    for word in command:
-        if target:
-            target = False
-        elif redirect.match(word):
-            target = bool(_BARE_REDIRECT_RE.fullmatch(word))  # its file is the next word
-        else:
-            out.append(word)
-    return out
 
 
 def _work_at(words: list[str], before: bool = False,

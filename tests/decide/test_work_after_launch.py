@@ -200,6 +200,20 @@ def test_polling_a_background_launch_until_it_ends_is_no_work(after, found):
     assert _after(after, LAUNCH + " &") == found
 
 
+@pytest.mark.parametrize("after, found", [
+    ("PID=$!\nwhile kill -0 $PID; do sleep 60; done; sleep 3600\n", (7, "sleep 3600")),
+    ("PID=$!\nwhile kill -0 $PID\ndo\n  sleep 60\ndone; sleep 3600\n", (10, "sleep 3600")),
+    ("PID=$!\nwhile kill -0 $PID; do for i in 1 2; do sleep 9; done; done; sleep 5\n",
+     (7, "sleep 5")),
+    ("PID=$!\nsleep 5; while kill -0 $PID; do sleep 60; done\n", (7, "sleep 5")),
+    ("PID=$!\ntrue; while kill -0 $PID; do sleep 60; done\n", None),
+])
+def test_only_a_sleep_in_the_polling_loops_body_waits_for_the_job(after, found):
+    """s43 tester J7: ``done; sleep 3600`` on the poll loop's line had been taken for the
+    poll's own sleep, so the hour after the launch was missed and the limit cut."""
+    assert _after(after, LAUNCH + " &") == found
+
+
 def test_a_polled_background_job_is_waited_for():
     """A job polled until it ends holds job time, as one a ``wait`` waits for does."""
     script = read_script(f"{HEAD}{LAUNCH}\n./post &\nP=$!\nwhile kill -0 $P; do sleep 5; done\n")
