@@ -77,6 +77,8 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         warnings.append(f"line {launch.line}: `env -i` clears the variables the launcher gives "
                         "each rank (its MPI wire-up, PMI_* / OMPI_*), so MPI_Init fails; set "
                         "what the program needs with `env NAME=VALUE` instead")
+    if launch is not None and (split := _tool_value_split(launch)):
+        warnings.append(f"line {launch.line}: {split}")  # s43 tester J6
     if job_folder is not None and launch is not None and not other:
         # (s32 review: not where the ranks run another program, whose MPI went unchecked)
         notes += srun_rewrite_notes(script, launch, job_folder, measured[1] if measured else None)
@@ -209,3 +211,13 @@ def argument_note(launch: "Launch | None", command: str | None) -> str | None:
             f"than its measured command {command!r} ({said}): the predictions are for the "
             "measured command, and these arguments may change the runtime (sweep the "
             "script's own command line to measure them)")
+
+
+def _tool_value_split(launch: "Launch") -> str:
+    """The line of :func:`~hpcds1mpi.launch.tool_wrappers.split_value` for the tool the
+    launch runs its program under, past exec wrappers; "" for none."""
+    from hpcds1mpi.launch.exec_wrappers import program_index
+    from hpcds1mpi.launch.tool_wrappers import split_value
+
+    words = [w for w in [launch.program_raw or launch.program, *launch.args] if w]
+    return split_value(words[program_index(words):]) if words else ""

@@ -7,7 +7,8 @@ The program is one word. Each tool's options that take a value as the next word 
 here from its own ``--help`` (:data:`_VALUED`: nsys ``-o``, perf ``-o``, strace ``-o``, gdb
 ``-x``...), so such a value — ``/scratch/prof`` of ``nsys profile -o /scratch/prof ./app`` —
 is never the program (s42: a path given as a value was read as it). nsys's options all take
-a value, valgrind's none (``--log-file=v.log``). After ``--`` (or gdb's ``--args``) the next
+a value, valgrind's none (``--log-file=v.log``; one written ``--log-file v.log`` makes
+valgrind run ``v.log``: :func:`split_value`). After ``--`` (or gdb's ``--args``) the next
 word is the program. Else the program is the first *clear* word — one that follows no option,
 or a flag, or a listed option's value: every word after the program is its argument. An
 option not listed here may or may not take a value, so the word after it is only *maybe* the
@@ -125,6 +126,11 @@ _FLAGS = {
                            "-armci", "-level_zero", "-l0", "-ompt"}),
 }
 
+#: Options of a tool whose valued options are written ``--opt=value`` alone (valgrind's
+#: ``--help``) that take no value: any other option written without ``=`` is not its value.
+_BARE_FLAGS = {"valgrind": frozenset({"-h", "--help", "--help-debug", "--help-dyn-options",
+                                      "--version", "-q", "--quiet", "-v", "--verbose", "-s"})}
+
 #: Options after which the next word is the program (gdb's ``--args``), as after ``--``.
 _PROGRAM_NEXT = frozenset({"--", "--args"})
 
@@ -162,6 +168,26 @@ def program_positions(words: list[str]) -> list[int]:
     if _support(words[clear]) >= 1:
         return [clear]
     return strong + [m for m in maybe if _support(words[m]) == 1] + [clear]
+
+
+def split_value(words: list[str]) -> str:
+    """The one line for a tool ``words[0]`` that takes its options' values after ``=`` alone,
+    given one as the next word (``valgrind --log-file /tmp/v.log ./app``): the tool runs that
+    word as the program (valgrind, measured: "/tmp/v.log: command not found", exit 127), so
+    the launch fails; "" where none is (s43 tester J6: advise had only said the program
+    matches no workload)."""
+    tool = os.path.basename(words[0]) if words else ""
+    if _VALUED.get(tool) is not False:
+        return ""
+    for k, word in enumerate(words[1:-1], start=1):
+        if _no_option(word) or word == "--":
+            return ""
+        if "=" not in word and word not in _BARE_FLAGS.get(tool, ()):
+            value = words[k + 1]
+            return (f"{tool} takes an option's value after `=` only: as written `{word} "
+                    f"{value}` runs `{value}` as the program, so the launch fails; write "
+                    f"`{word}={value}`")
+    return ""
 
 
 def program_starts(words: list[str]) -> list[int]:
@@ -214,4 +240,5 @@ def _support(word: str) -> int:
     return -1 if word.replace(".", "", 1).isdigit() else 0
 
 
-__all__ = ["TOOLS", "candidate_programs", "is_tool", "program_positions", "program_starts"]
+__all__ = ["TOOLS", "candidate_programs", "is_tool", "program_positions", "program_starts",
+           "split_value"]

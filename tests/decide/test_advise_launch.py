@@ -226,3 +226,16 @@ def test_ranks_of_a_program_without_mpi_are_warned_of_as_the_sweep_refuses_them(
     one = advise(text.replace("--ntasks=2", "--ntasks=1"), _pw_bundle("./omp -n {size}"),
                  fake_places("cpu"), size=1024, job_folder=str(tmp_path))
     assert not [w for w in one.warnings if "independent copies" in w], one.warnings
+
+
+def test_a_valgrind_option_value_after_a_space_is_warned_about():
+    """s43 tester J6: `valgrind --log-file /tmp/v.log ./app` runs /tmp/v.log; advise had
+    only said the program matches no workload."""
+    from hpcds1mpi.decide.advise_launch import launch_notes
+
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\n"
+                         "srun -n 2 valgrind --log-file /tmp/v.log ./hello 40\n")
+    warnings, _ = launch_notes(script, script.launches[0], "./hello {size}", None)
+    assert warnings == ["line 3: valgrind takes an option's value after `=` only: as written "
+                        "`--log-file /tmp/v.log` runs `/tmp/v.log` as the program, so the "
+                        "launch fails; write `--log-file=/tmp/v.log`"]

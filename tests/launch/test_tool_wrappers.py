@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.tool_wrappers import (candidate_programs, is_tool, program_positions,
-                                             program_starts)
+                                             program_starts, split_value)
 
 
 def test_a_tool_is_known_by_its_file_name():
@@ -84,3 +84,19 @@ def test_a_value_that_names_a_program_on_path_may_be_the_program(tmp_path, monke
 def test_the_program_starts_past_every_runner_and_tool(words, start):
     """s42 tester F8: the program's own options were looked for at the runner's words."""
     assert program_starts(words) == start
+
+
+@pytest.mark.parametrize("line, said", [
+    ("valgrind --log-file /tmp/v.log ./app", "`--log-file /tmp/v.log` runs `/tmp/v.log`"),
+    ("valgrind -q --tool memcheck ./app 9", "`--tool memcheck` runs `memcheck`"),
+    ("/usr/bin/valgrind --suppressions s.supp ./app", "write `--suppressions=s.supp`"),
+    ("valgrind --log-file=/tmp/v.log ./app", ""),
+    ("valgrind -q --tool=memcheck ./app --opt x", ""),  # the program's own options
+    ("valgrind ./app --log-file x", ""),
+    ("nsys profile -o out ./app", ""),  # nsys takes its values as the next word
+])
+def test_a_value_given_as_the_next_word_to_a_tool_taking_it_after_equals_is_said(line, said):
+    """s43 tester J6: valgrind runs the next word as the program (measured: "/tmp/v.log:
+    command not found"); advise had only said the program matches no workload."""
+    found = split_value(line.split())
+    assert said in found if said else found == ""
