@@ -79,6 +79,10 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
                         "what the program needs with `env NAME=VALUE` instead")
     if launch is not None and (split := _tool_value_split(launch)):
         warnings.append(f"line {launch.line}: {split}")  # s43 tester J6
+    from hpcds1mpi.decide.script_functions import uncalled_launch
+
+    if launch is not None and (uncalled := uncalled_launch(script, launch)):
+        warnings.append(uncalled)  # its function never runs it (s43 tester J8)
     if job_folder is not None and launch is not None and not other:
         # (s32 review: not where the ranks run another program, whose MPI went unchecked)
         notes += srun_rewrite_notes(script, launch, job_folder, measured[1] if measured else None)

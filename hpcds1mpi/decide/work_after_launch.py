@@ -25,7 +25,8 @@ substitution's commands are read as the line's own (``RESULT=$(python3 summarize
 exec wrapper that runs no program (``env``, ``numactl --hardware``) prints and exits; a command
 in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it. The
 first call of a shell function whose body holds the launch is that launch; a later one is work.
-Any other function's body runs where it is called: its work is said at the call's line.
+Any other function's body runs where it is called, as its last definition before the call
+has it: its work is said at the call's line (:mod:`~hpcds1mpi.decide.script_functions`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.decide.script_functions import body_lines, definitions, idle_calls
 from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,9 +68,6 @@ _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do"
                       "esac", "{", "}", "(", ")", "!", "exec", "command", "builtin"})
 #: Words whose simple command names no program (``for i in 1 2``: ``i`` is none).
 _NO_PROGRAM = frozenset({"for", "select", "case", "function"})
-#: A shell function's definition: ``name() {``, ``function name {``.
-_FUNCTION_RE = re.compile(r"\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
-                          r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*(\{|$)")
 #: A loop head that polls a process until it ends: ``kill -0``, ``ps -p``, its ``/proc`` entry.
 _POLL_RE = re.compile(r"\s*(while|until)\s+(!\s+)?(kill\s+(-0|-s\s+0)\s|ps\s+(-p\s|-q\s)"
                       r"|\[\[?\s+-[de]\s+\"?/proc/)")
@@ -80,18 +79,20 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     """(line number, the command as written, cut to 60 characters) of the first program that
     ``script`` runs after ``launch`` and that is work (see the module's text), an exit trap's
     set before the launch last; None where it runs none."""
-    waits, calls = _wait_lines(script.text), _launching_functions(script)
-    found = _first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits),
-                        launching=_first_calls(calls, launch.line))
+    waits, defined = _wait_lines(script.text), definitions(script, _body_works)
+    idle = idle_calls(script, defined)
+    found = first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits),
+                       launching=idle.get(launch.line, frozenset()))
     if found:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
+    polls, bodies = _polling_lines(script.text), body_lines(script, defined)
     for number, text in lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines or number in bodies:
             continue
-        found = _first_work(line_commands(text), waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number), polling=polls.get(number, 0))
+        found = first_work(line_commands(text), waited=any(n > number for n in waits),
+                           launching=idle.get(number, frozenset()),
+                           polling=polls.get(number, 0))
         if found:
             return number, found
     return _exit_trap_work(script.text, launch.line)
@@ -104,16 +105,18 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     Set-up before a launch (``source env.sh``, ``eval "$(conda shell.bash hook)"``) is none;
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    waits, calls = _wait_lines(script.text), _launching_functions(script)
-    polls, bodies = _polling_lines(script.text), _unlaunching_bodies(script)
+    waits, defined = _wait_lines(script.text), definitions(script, _body_works)
+    idle = idle_calls(script, defined)
+    polls, bodies = _polling_lines(script.text), body_lines(script, defined)
     for number, text in lines_after(script.text, 1, 0):
         if number >= launch.line:
             break
         if number in launch_lines or number in bodies:
             continue
-        found = _first_work(line_commands(text), before=True,
-                            waited=any(n > number for n in waits),
-                            launching=_first_calls(calls, number), polling=polls.get(number, 0))
+        found = first_work(line_commands(text), before=True,
+                           waited=any(n > number for n in waits),
+                           launching=idle.get(number, frozenset()),
+                           polling=polls.get(number, 0))
         if found:
             return number, found
     return None
@@ -166,66 +169,13 @@ def _kept(script: "JobScript") -> str:
         if script.time_s else "its time limit as it is (none set: the partition's default)"
 
 
-def _launching_functions(script: "JobScript") -> dict[str, int]:
-    """The shell functions whose body holds a launch, each with the line of its first call:
-    that call is the launch, no work besides it (s42 tester F5: ``run_sim`` had been work
-    after the launch its body holds); a later call launches again, and is work, as is a first
-    call inside a loop (it launches once per pass)."""
-    from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT
-
-    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    names: dict[str, int] = {}
-    open_at, depth, name, loops = 0, 0, "", 0
-    for number, text in lines_after(script.text, 1, 0):
-        if not depth and (match := _FUNCTION_RE.match(text)):
-            name, open_at = match.group(1) or match.group(2), number
-        if name:
-            for word in (w for c in line_commands(text) for w in c):
-                depth += {"{": 1, "}": -1}.get(word, 0)
-            if any(open_at <= n <= number for n in launch_lines):
-                names.setdefault(name, 0)
-            if depth <= 0 and (number > open_at or "}" in text):
-                name, depth = "", 0
-            continue
-        for words, _ in simple_commands(line_commands(text)):
-            called = next((w for w in words if w not in _CONTROL and not ASSIGNMENT.match(w)),
-                          "")
-            loops += words[:1] in (["for"], ["while"], ["until"], ["select"])
-            loops -= "done" in words
-            if names.get(called) == 0 and loops <= 0:  # in a loop it launches again: work
-                names[called] = number
-    return names
+def _body_works(line: str) -> bool:
+    """Whether a line of a function's body runs work (:func:`first_work`)."""
+    return bool(first_work(line_commands(line)))
 
 
-def _unlaunching_bodies(script: "JobScript") -> set[int]:
-    """The lines of the shell functions whose body holds no launch, their head and closing
-    brace included: a body runs where the function is called, so its work is said at the
-    call's line (s42: ``post() { python3 plot.py; }`` defined before the launch and called
-    after it had been said to run "before the launch")."""
-    launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    found: set[int] = set()
-    open_at, depth, body = 0, 0, False
-    for number, text in lines_after(script.text, 1, 0):
-        if not body and (_FUNCTION_RE.match(text)):
-            open_at, body = number, True
-        if not body:
-            continue
-        depth += sum({"{": 1, "}": -1}.get(w, 0) for c in line_commands(text) for w in c)
-        if depth <= 0 and (number > open_at or "}" in text):
-            if not any(open_at <= n <= number for n in launch_lines):
-                found.update(range(open_at, number + 1))
-            body, depth = False, 0
-    return found
-
-
-def _first_calls(calls: dict[str, int], number: int) -> frozenset[str]:
-    """The functions of ``calls`` (:func:`_launching_functions`) first called on line
-    ``number``: there, their call is the launch."""
-    return frozenset(name for name, first in calls.items() if first == number)
-
-
-def _first_work(commands: list[list[str]], before: bool = False, waited: bool = False,
-                launching: frozenset[str] = frozenset(), polling: int = 0) -> str:
+def first_work(commands: list[list[str]], before: bool = False, waited: bool = False,
+               launching: frozenset[str] = frozenset(), polling: int = 0) -> str:
     """The first simple command among ``commands`` (each a line's words, separators among
     them) that is work (``before`` the launch: set-up such as ``source`` is none), as
     written on one line; "". An exit trap's command runs at the end, after the launch
@@ -243,7 +193,7 @@ def _first_work(commands: list[list[str]], before: bool = False, waited: bool = 
         handler = _exit_trap(words)
         at = None if handler is not None else _work_at(words, before, launching,
                                                           polled[k] > 0)
-        if handler and not before and (found := _first_work(line_commands(handler))):
+        if handler and not before and (found := first_work(line_commands(handler))):
             return found
         if at is not None:
             shown = " ".join(words[at:])
@@ -315,7 +265,7 @@ def _exit_trap_work(text: str, before_line: int) -> tuple[int, str] | None:
         if number >= before_line:
             return None
         for words, _ in simple_commands(line_commands(line)):
-            if (handler := _exit_trap(words)) and (found := _first_work(line_commands(handler))):
+            if (handler := _exit_trap(words)) and (found := first_work(line_commands(handler))):
                 return number, found
     return None
 
