@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.script_reading import read_script
-from hpcds1mpi.launch.shell_functions import function_head
+from hpcds1mpi.launch.shell_functions import function_body, function_head
 
 HEAD = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n#SBATCH --time=00:30:00\n"
 
@@ -16,6 +16,7 @@ HEAD = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n#SBATCH --time=0
     (["run_sim", "()", "{", "srun", "./app"], 3),
     (["function", "run_sim", "{", "srun", "./app"], 3),
     (["function", "run_sim()", "{", "srun", "./app"], 3),
+    (["run_sim()", "(", "srun", "./app", ")"], 2),
     (["srun", "./app"], 0), (["run_sim", "{"], 0), (["echo", "()"], 0), ([], 0)])
 def test_a_definition_head_is_its_name_and_brace(words, head):
     assert function_head(words) == head
@@ -24,7 +25,8 @@ def test_a_definition_head_is_its_name_and_brace(words, head):
 @pytest.mark.parametrize("body", [
     "run_sim() { srun ./prog 128; }\nrun_sim\n",
     "function run_sim { mpirun -np 4 ./prog 128; }\nrun_sim\n",
-    "run_sim () { srun ./prog 128 > out.log 2>&1; }\nrun_sim\n"])
+    "run_sim () { srun ./prog 128 > out.log 2>&1; }\nrun_sim\n",
+    "run_sim() ( mpirun -np 4 ./prog 128 )\nrun_sim\n"])  # a subshell body (s43 tester J8)
 def test_a_one_line_function_holding_the_launch_is_read_as_a_launch(body):
     from hpcds1mpi.decide.work_after_launch import work_after, work_before
 
@@ -33,3 +35,12 @@ def test_a_one_line_function_holding_the_launch_is_read_as_a_launch(body):
     assert script.launch.program == "./prog" and script.launch.args == ["128"]
     assert work_after(script, script.launch) is None  # its call is the launch
     assert work_before(script, script.launch) is None
+
+
+@pytest.mark.parametrize("words, body", [
+    (["run_sim()", "(", "srun", "./app", ")"], ["srun", "./app"]),
+    (["run_sim()", "{", "srun", "./app"], ["srun", "./app"]),
+    (["srun", "./app", ")"], ["srun", "./app", ")"]),
+])
+def test_a_subshell_bodys_closing_parenthesis_is_no_word_of_its_command(words, body):
+    assert words[function_body(words)] == body
