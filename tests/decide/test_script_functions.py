@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.decide.script_functions import definitions, uncalled_launch
-from hpcds1mpi.decide.work_after_launch import _body_works, work_after, work_before
+from hpcds1mpi.decide.shell_lines import line_commands
+from hpcds1mpi.decide.work_after_launch import first_work, work_after, work_before
 from hpcds1mpi.launch.script_reading import read_script
 
 HEAD = "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks-per-node=4\n#SBATCH --time=00:30:00\n"
@@ -54,5 +55,6 @@ def test_a_launch_in_a_function_no_call_runs_is_said(body, said):
 
 def test_definitions_give_name_lines_and_what_the_body_runs():
     script, _ = _read("a() {\n  " + LAUNCH + "\n}\nb() ( python3 x.py )\nfunction c { :; }\n")
-    assert [tuple(d) for d in definitions(script, _body_works)] == [
+    works = lambda line: bool(first_work(line_commands(line)))  # noqa: E731
+    assert [tuple(d) for d in definitions(script, works)] == [
         ("a", 5, 7, True, True), ("b", 8, 8, False, True), ("c", 9, 9, False, False)]
