@@ -72,6 +72,7 @@ from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_prob
                                               options_refused, refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_copies import check_rank_copies
+from hpcds1mpi.measure.rank_demand import refused_rank_count
 from hpcds1mpi.measure.rank_peak import wrapped, wrapping
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.repeat_folders import RepeatFolders, outlier_note
@@ -141,6 +142,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                               "--command and --mpiexec")
         check_rank_copies(result, f"{spec.workload} size {spec.size} {spec.config.label()}")
         status, error = crash_cause(result, *classify(result, plan.timeout))  # s38 A4
+        status, error = refused_rank_count(result, status, error)  # s43 tester G1
         code = result["exit_code"]
         found = result["found"]
         if status == OK and (said := argument_problem(result["stdout"], result["stderr"], args,
