@@ -34,7 +34,9 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
     ``nodes_offered``: the most nodes the caller could pick (recommend:
     :func:`most_nodes_offered`); a program's node counts above its measured most are then
     named among what was left out (s28 tester Y: nodes 3-4 of a 4-node partition vanished
-    without a word). None (``tune``, which measures any node count): not judged.
+    without a word), and a program none of whose measured layouts fits the partitions' cores
+    is said to be offered only layouts never run (:mod:`.unfit_measured`). None (``tune``,
+    which measures any node count): neither is judged.
 
     Raises:
         ConfigError: ``--device`` names a device the program was never measured on.
@@ -47,9 +49,14 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         offer = Offer(uses_threads, precisions, devices)
     else:
         have = ["cpu"] + (["gpu"] if any(p.gpus_per_node for p in partitions) else [])
-        offer = measured_offer(levels, have, max(p.usable_cores_per_node for p in partitions),
-                               nodes_offered=nodes_offered)
+        cores = max(p.usable_cores_per_node for p in partitions)
+        offer = measured_offer(levels, have, cores, nodes_offered=nodes_offered)
         only_measured_ranks(offer)
+        from hpcds1mpi.decide.unfit_measured import nothing_fits_line  # s43 tester G4
+
+        # recommend's offer (tune's, nodes_offered None, measures what it offers)
+        if nodes_offered is not None and (line := nothing_fits_line(levels, cores, workload)):
+            offer.left_out.append(line)
     if device is not None:
         if offer.levels is not None and device not in offer.levels.devices:
             measured = ", ".join(offer.levels.devices) or "nothing"
@@ -161,7 +168,12 @@ _GUARD_OFFERED = "offered because the guard finds them familiar"
 def offer_heading(left_out: Sequence[str]) -> str:
     """The heading of recommend's list of ``left_out`` lines: "only what was measured" unless
     a line says that unmeasured ranks per node were offered (s39 tester A2: the heading
-    contradicted the line below it)."""
+    contradicted the line below it); nor where nothing measured fits the node, and every
+    layout offered is one never run (s43 tester G4)."""
+    from hpcds1mpi.decide.unfit_measured import NOTHING_FITS
+
+    if any(line.startswith(NOTHING_FITS) for line in left_out):
+        return "Offered only layouts never measured (none measured fits); left out:"
     if any(_GUARD_OFFERED in line for line in left_out):
         return "Offered what was measured, and ranks per node the guard finds familiar; left out:"
     return "Offered only what was measured; left out:"

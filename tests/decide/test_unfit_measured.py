@@ -1,0 +1,77 @@
+"""A program none of whose measured layouts fits the node (s43 tester G4)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.decide.unfit_measured import NOTHING_FITS, nothing_fits_line
+
+SCRIPT = """#!/bin/bash
+#SBATCH --partition=cpu
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=32
+#SBATCH --oversubscribe
+#SBATCH --time=00:10:00
+mpirun --oversubscribe -np 32 ./needs32 {size}
+"""
+
+
+def _levels(ranks, threads=(1,), external=True):
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+
+    return MeasuredLevels("needs32", external, precisions=("fp64",), devices=("cpu",),
+                          threads=threads, ranks_per_node=ranks, nodes=(1,),
+                          command="./needs32 {size}")
+
+
+@pytest.fixture
+def oversubscribed_bundle():
+    """The analytic stand-in, knowing a program measured only at 32 and 64 ranks per node,
+    more than the fake ``cpu`` partition's 16 cores (as mplrs at 3 and 4 on 2 cores)."""
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    bundle = FakeBundle(workloads=("stencil", "needs32"), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"needs32": _levels((32, 64))}
+    return bundle
+
+
+def test_the_line_is_said_only_where_no_measured_layout_fits():
+    line = nothing_fits_line(_levels((3, 4)), 2, "mplrs34")
+    assert line.startswith(f"{NOTHING_FITS} the 2 cores per node: mplrs34 ran only at 3, 4 "
+                           "ranks per node, so every layout within the cores was never run")
+    assert "sweep --ranks-per-node 1,2" in line and "at least 3 cores (--cluster)" in line
+    assert nothing_fits_line(_levels((2, 4)), 2, "p") == ""  # 2 ranks fit: measured, offered
+    assert nothing_fits_line(_levels((1,), threads=(4,)), 2, "p") != ""  # 1 x 4 > 2 cores
+    assert nothing_fits_line(_levels((3, 4), external=False), 2, "k") == ""  # a kernel
+    assert nothing_fits_line(None, 2, "p") == ""
+
+
+def test_recommend_escalates_rather_than_pick_a_layout_never_run(oversubscribed_bundle,
+                                                                   tmp_path, monkeypatch):
+    """Was (s43 tester G4): mplrs, measured ok only at 3 and 4 ranks on a 2-core node, was
+    recommended 1 rank, never run, under "Offered only what was measured"; the job aborted."""
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.recommendation import format_table
+    from tests.fake_bundle import fake_places, isolate_user_files
+
+    isolate_user_files(monkeypatch, tmp_path)
+    rec = recommend(oversubscribed_bundle, "needs32", 1024, fake_places("cpu"))
+    assert rec.verdict.verdict == "escalate" and rec.picked is None
+    assert any(r.startswith(f"{NOTHING_FITS} the 16 cores per node") for r in rec.verdict.reasons)
+    text = format_table(rec)
+    assert "Offered only what was measured" not in text
+    assert "Offered only layouts never measured (none measured fits); left out:" in text
+    assert rec.calibration_steps  # the runs to do: layouts that fit, measured at this size
+
+
+def test_advise_does_not_rewrite_a_measured_layout_into_one_never_run(oversubscribed_bundle,
+                                                                        tmp_path, monkeypatch):
+    """Was (s43 tester G4): --rewrite turned the working 3-rank script into 1 rank, 1 min."""
+    from hpcds1mpi.decide.advise import advise
+    from tests.fake_bundle import fake_places, isolate_user_files
+
+    isolate_user_files(monkeypatch, tmp_path)
+    a = advise(SCRIPT.format(size=1024), oversubscribed_bundle, places=fake_places("cpu"),
+               workload="needs32")
+    assert a.recommendation.verdict.verdict == "escalate"
+    assert a.recommended is None and not a.changes and a.rewritten is None
