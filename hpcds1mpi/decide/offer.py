@@ -52,10 +52,11 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         cores = max(p.usable_cores_per_node for p in partitions)
         offer = measured_offer(levels, have, cores, nodes_offered=nodes_offered)
         only_measured_ranks(offer)
-        from hpcds1mpi.decide.unfit_measured import nothing_fits_line  # s43 tester G4
+        from hpcds1mpi.decide.unfit_measured import nothing_fits_line, ok_layouts  # s43 G4
 
         # recommend's offer (tune's, nodes_offered None, measures what it offers)
-        if nodes_offered is not None and (line := nothing_fits_line(levels, cores, workload)):
+        if nodes_offered is not None and (line := nothing_fits_line(
+                levels, cores, workload, ok_layouts(bundle, workload))):
             offer.left_out.append(line)
     if device is not None:
         if offer.levels is not None and device not in offer.levels.devices:
@@ -173,7 +174,7 @@ def offer_heading(left_out: Sequence[str]) -> str:
     from hpcds1mpi.decide.unfit_measured import NOTHING_FITS
 
     if any(line.startswith(NOTHING_FITS) for line in left_out):
-        return "Offered only layouts never measured (none measured fits); left out:"
+        return "Offered no layout it was measured ok at (none fits the node); left out:"
     if any(_GUARD_OFFERED in line for line in left_out):
         return "Offered what was measured, and ranks per node the guard finds familiar; left out:"
     return "Offered only what was measured; left out:"

@@ -31,7 +31,7 @@ from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
 from hpcds1mpi.decide.trained_hardware import (cpu_differs, gpu_not_compared,
                                                matching_partition, trained_partitions)
-from hpcds1mpi.decide.unfit_measured import nothing_fits_line
+from hpcds1mpi.decide.unfit_measured import nothing_fits_line, ok_layouts
 from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -274,8 +274,9 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
         # measuring more of the same would not help, so no calibration sweep either.
         verdict.verdict = "escalate"
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
-    if picked is not None and verdict.verdict != "escalate" and (unfit := nothing_fits_line(
-            prep.offer.levels, picked.partition.usable_cores_per_node, workload)):
+    if ((picked is not None and verdict.verdict != "escalate") or familiar_but_impossible) and \
+            (unfit := nothing_fits_line(prep.offer.levels, judged.partition.usable_cores_per_node,
+                                        workload, ok_layouts(bundle, workload))):
         verdict.verdict = "escalate"  # a layout no run had, the program may refuse (s43 G4)
         verdict.reasons.append(unfit)
     judged.verdict = verdict

@@ -32,18 +32,32 @@ def oversubscribed_bundle():
 
     bundle = FakeBundle(workloads=("stencil", "needs32"), sizes=WIDE_SIZES)
     bundle._measured_levels = {"needs32": _levels((32, 64))}
+    frame = bundle.training_frame()  # its rows ran at those ranks per node too
+    mine = frame["workload"] == "needs32"
+    frame.loc[mine, "ranks_per_node"] = frame.loc[mine, "ranks_per_node"].map(
+        lambda r: 32 if r == 1 else 64)
     return bundle
 
 
 def test_the_line_is_said_only_where_no_measured_layout_fits():
     line = nothing_fits_line(_levels((3, 4)), 2, "mplrs34")
-    assert line.startswith(f"{NOTHING_FITS} the 2 cores per node: mplrs34 ran only at 3, 4 "
+    assert line.startswith(f"{NOTHING_FITS} the 2 cores per node: mplrs34 ran ok only at 3, 4 "
                            "ranks per node, so every layout within the cores was never run")
     assert "sweep --ranks-per-node 1,2" in line and "at least 3 cores (--cluster)" in line
     assert nothing_fits_line(_levels((2, 4)), 2, "p") == ""  # 2 ranks fit: measured, offered
     assert nothing_fits_line(_levels((1,), threads=(4,)), 2, "p") != ""  # 1 x 4 > 2 cores
     assert nothing_fits_line(_levels((3, 4), external=False), 2, "k") == ""  # a kernel
     assert nothing_fits_line(None, 2, "p") == ""
+
+
+def test_layouts_within_the_cores_that_failed_are_named_and_no_sweep_of_them_asked():
+    """mplrs swept at 1-4 ranks on 2 cores: 1 and 2 failed (MPI_ERR_RANK; its refusal)."""
+    line = nothing_fits_line(_levels((1, 2, 3, 4)), 2, "mplrs", ok=[(3, 1), (4, 1)])
+    assert line == (f"{NOTHING_FITS} the 2 cores per node: mplrs ran ok only at 3, 4 ranks per "
+                    "node, and failed at 1, 2 (within the cores); recommend for nodes of at "
+                    "least 3 cores (--cluster), where its ok layouts fit")
+    assert nothing_fits_line(_levels((1, 2, 3)), 2, "p", ok=[(2, 1), (3, 1)]) == ""
+    assert nothing_fits_line(_levels((1, 2)), 2, "p", ok=[]) == ""  # nothing ok: not this
 
 
 def test_recommend_escalates_rather_than_pick_a_layout_never_run(oversubscribed_bundle,
@@ -60,7 +74,7 @@ def test_recommend_escalates_rather_than_pick_a_layout_never_run(oversubscribed_
     assert any(r.startswith(f"{NOTHING_FITS} the 16 cores per node") for r in rec.verdict.reasons)
     text = format_table(rec)
     assert "Offered only what was measured" not in text
-    assert "Offered only layouts never measured (none measured fits); left out:" in text
+    assert "Offered no layout it was measured ok at (none fits the node); left out:" in text
     assert rec.calibration_steps  # the runs to do: layouts that fit, measured at this size
 
 
