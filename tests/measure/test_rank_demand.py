@@ -94,7 +94,8 @@ def test_a_launcher_refusal_or_interruption_is_kept():
 
 @pytest.mark.parametrize("stdout, stderr", [
     ("elk-ground-state-srun.stdout", None), ("garli-fixed-seed-2ranks.stdout", None),
-    ("petsc-options-left.stdout", None), ("openfoam-under-hydra.stdout", "openfoam-under-hydra.stderr"),
+    ("petsc-options-left.stdout", None),
+    ("openfoam-under-hydra.stdout", "openfoam-under-hydra.stderr"),
 ])
 def test_real_outputs_that_refuse_nothing_are_left_alone(stdout, stderr):
     out = (OUTPUTS / stdout).read_text()
