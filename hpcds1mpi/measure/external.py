@@ -78,17 +78,9 @@ from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_re
 from hpcds1mpi.measure.repeat_folders import RepeatFolders, outlier_note
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
+from hpcds1mpi.measure.stopped_sweep import Terminated, on_sigterm, stop_interrupted
 from hpcds1mpi.measure.thread_use import IDLE_THREADS, busy_per_rank, idle_threads_note
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
-
-
-class _Terminated(BaseException):
-    """Raised in the main thread by the SIGTERM handler (a BaseException: passes every
-    ``except Exception``)."""
-
-
-def _on_sigterm(signum, frame):
-    raise _Terminated()
 
 
 class _OutWritten(Exception):
@@ -181,23 +173,6 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     return {"status": status, "error": error, "exit_code": code, "walls": walls,
             "times": times, "time_texts": texts, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
             "rss_source": rss_source, "warning": warning}
-
-
-def _stop_interrupted(writer, row: dict, spec: RunSpec, out: str, cause: str, effect: str,
-                      headline: str, again: str = "rerun with --resume") -> None:
-    """Record the run in flight ``interrupted`` (``cause`` while it ran; ``effect``) and end
-    the sweep with one line: the run says nothing of the program and is never learnt.
-
-    Raises:
-        SweepInterrupted: always.
-    """
-    row.update(status="interrupted", finished_at=time.time(),
-               error=f"{cause} while this ran; {effect}; --resume runs it again")
-    writer.record(row, {})
-    kept = sum(r["status"] != "interrupted" for r in writer.store.runs.values())
-    raise SweepInterrupted(
-        f"{headline}: {spec.workload} size {spec.size} {spec.config.label()} is recorded "
-        f"interrupted; {kept} finished runs are kept in {out}; {again}") from None
 
 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
@@ -322,7 +297,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
     previous = signal.getsignal(signal.SIGTERM)
     in_main = threading.current_thread() is threading.main_thread()
     if in_main:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        signal.signal(signal.SIGTERM, on_sigterm)
     try:
         if resume and (note := adopt_earlier_record(writer, fp, out)) and say:
             say(note)
@@ -386,13 +361,13 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                 _check_out(writer)  # its --setup, or a launch's check
             except _OutWritten as exc:
                 stop_overwritten(writer, row, spec, out, str(exc))
-            except (KeyboardInterrupt, _Terminated) as exc:
+            except (KeyboardInterrupt, Terminated) as exc:
                 why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
-                _stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
+                stop_interrupted(writer, row, spec, out, f"the sweep was stopped by {why}",
                                   "its program was killed", f"sweep stopped by {why}")
             ended = allocation.end() if m["status"] != OK and allocation is not None else ""
             if ended:  # not the program's failure: the allocation seen running at its start ended
-                _stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
+                stop_interrupted(writer, row, spec, out, ended, f"its launch failed with it "
                                   f"({clipped(m['error'], 120)})", ended,
                                   "sweep again with --resume inside a new allocation")
             row.update(row_values(m), finished_at=time.time())
@@ -434,7 +409,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         return {"configs": len(todo), "statuses": counts,
                 "sweep_s": time.perf_counter() - sweep_start, "measured_s": measured,
                 "skipped": len(plan.runs) - len(todo), "setup_failed": setup_failed}
-    except (KeyboardInterrupt, _Terminated) as exc:  # between two launches
+    except (KeyboardInterrupt, Terminated) as exc:  # between two launches
         why = "SIGINT (Ctrl-C)" if isinstance(exc, KeyboardInterrupt) else "SIGTERM"
         raise SweepInterrupted(f"sweep stopped by {why}; every finished run is kept in {out}; "
                                "rerun with --resume") from None
