@@ -14,7 +14,7 @@ Conservative: a reorder is made only where no reading of the words gives it anot
 meaning. Nothing is moved where the heads differ (``-v a.inp -x`` against ``a.inp -v -x``) or
 after a ``--``; no two groups of *related* options change places (:func:`related`: the same
 option, ``--x`` / ``--no-x``, ``-x`` / ``+x``, one a prefix of the other, ``-q`` in a bundle
-``-vq``: the last one may win); and no two groups that hold values change places where both
+``-vq``, ``-Ifoo`` / ``-Ibar``: the last one may win, or the order is the search order); and no two groups that hold values change places where both
 options may be flags (:func:`may_be_flag`), their words then positional arguments that would
 swap (``-v in.nml -q out.h5`` is ``in.nml out.h5`` to getopt, ``-q out.h5 -v in.nml`` is
 ``out.h5 in.nml``: s43 tester J9). There :func:`same_words` lets the caller say "the same
@@ -110,13 +110,17 @@ def _names(group: list[str]) -> set[str]:
 def related(one: list[str], other: list[str]) -> bool:
     """Whether two option groups may set the same thing, so that their order may count: one
     name a prefix of the other's (``-I`` / ``-I``, ``--mode`` / ``--no-mode``, ``--mo`` /
-    ``--mode``, ``-x`` / ``+x``), or a one-letter short option inside a bundle of them
-    (``-q`` / ``-vq``)."""
+    ``--mode``, ``-x`` / ``+x``), a one-letter short option inside a bundle of them
+    (``-q`` / ``-vq``), or two one-dash words without values that start with one letter
+    (``-Ifoo`` / ``-Ibar``: getopt's ``-I`` twice; a word option with values, LAMMPS's
+    ``-sf omp`` / ``-screen none``, is not read so)."""
     for a in _names(one):
         for b in _names(other):
             if a.startswith(b) or b.startswith(a):
                 return True
     shorts = [g[0] for g in (one, other) if not g[0].startswith("--")]
+    if len(shorts) == 2 and len(one) == len(other) == 1 and shorts[0][1] == shorts[1][1]:
+        return True  # -Ifoo / -Ibar, -O2 / -O3: one short option, its value attached
     return len(shorts) == 2 and any(
         len(s) == 2 and s[1] in t[1:].split("=", 1)[0] for s, t in (shorts, shorts[::-1]))
 

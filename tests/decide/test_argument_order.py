@@ -51,6 +51,12 @@ def test_what_differs_besides_the_order_is_named_alone():
     ("app -v in.nml -q out.h5", "app -q out.h5 -v in.nml"),
     ("app --verbose in.nml -q out.h5", "app -q out.h5 --verbose in.nml"),
     ("app -echo a.in -v b.out -echo", "app -v b.out -echo a.in -echo"),  # -echo shown a flag
+    # s43 review R10: one option repeated in '=' form; flags whose positionals swap
+    ("app --define=b --define=a", "app --define=a --define=b"),
+    ("app -q b.dat -v a.dat", "app -v a.dat -q b.dat"),
+    # one short option twice, its value attached: include order, the last -O wins
+    ("app -Ibar -Ifoo", "app -Ifoo -Ibar"),
+    ("app -O3 -n 4 -O2", "app -O2 -n 4 -O3"),
 ])
 def test_words_that_may_not_move_are_said_in_another_order_never_left_out_and_added(
         ran, measured):
@@ -66,6 +72,8 @@ def test_related_options_set_one_thing():
     assert related(["--mo", "a"], ["--mode", "b"])
     assert related(["-x", "1"], ["-y", "+x"])
     assert related(["-q"], ["-vq"])
+    assert related(["-Ifoo"], ["-Ibar"]) and related(["--define=a"], ["--define=b"])
+    assert not related(["-sf", "omp"], ["-screen", "none"])   # word options with values
     assert not related(["-in", "in.gran"], ["-var", "S", "14"])
     assert not related(["-log", "none"], ["-var", "N", "4000"])
 
@@ -75,6 +83,12 @@ def test_an_option_may_be_a_flag_unless_its_words_show_a_value():
     assert may_be_flag("-v", line) and may_be_flag("--mode", line)
     assert may_be_flag("-echo", line)             # shown without a value
     assert not may_be_flag("-in", line) and not may_be_flag("-log", line)
+
+
+def test_lammps_word_options_that_share_a_first_letter_are_still_moved():
+    measured = "lmp -sf omp -pk omp 4 -in in.lj -screen none -partition 2x4"
+    ran = "lmp -screen none -in in.lj -partition 2x4 -pk omp 4 -sf omp"
+    assert other_arguments(ran.split(), measured) is None
 
 
 def test_groups_that_change_no_reading_are_still_moved():
