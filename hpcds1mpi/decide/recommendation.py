@@ -158,6 +158,10 @@ def to_dict(rec: Recommendation) -> dict:
         out["calibration"] = [{"config": s.config.as_dict(), "label": s.config.label(),
                                "reason": s.reason} for s in rec.calibration_steps]
     out["left_out"] = list(rec.left_out)
+    if rec.left_out:  # the console shows the table's heading (s43: it had hard-coded one)
+        from hpcds1mpi.decide.offer import offer_heading
+
+        out["left_out_heading"] = offer_heading(rec.left_out).rstrip(":")
     if rec.notes:  # only where there are: every other answer stays as it was
         out["notes"] = list(rec.notes)
     return _clean(out)

@@ -75,6 +75,9 @@ def test_recommend_escalates_rather_than_pick_a_layout_never_run(oversubscribed_
     text = format_table(rec)
     assert "Offered only what was measured" not in text
     assert "Offered no layout it was measured ok at (none fits the node); left out:" in text
+    from hpcds1mpi.decide.recommendation import to_dict
+
+    assert to_dict(rec)["left_out_heading"].startswith("Offered no layout it was measured ok")
     assert rec.calibration_steps  # the runs to do: layouts that fit, measured at this size
 
 

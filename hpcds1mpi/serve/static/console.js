@@ -267,6 +267,7 @@ function show(data, scriptNote) {
   $("notes").replaceChildren(...(data.notes || []).map((n) => el("li", "note: " + n)));
   const leftOut = data.left_out || [];
   $("left-out").hidden = leftOut.length === 0;
+  $("left-out-heading").textContent = data.left_out_heading || "Left out";  // recommend's heading
   $("left-out-lines").replaceChildren(...leftOut.map((t) => el("li", t)));
   $("rejected").replaceChildren(...data.partitions.filter((p) => p.status !== "picked" && p.reason)
     .map((p) => el("p", "✗ " + (p.cluster ? p.cluster + "/" : "") + p.partition + ": " + p.reason)));
