@@ -315,9 +315,9 @@ def candidates(family: str, env: dict | None = None, exclude: str = "",
 
 def use_srun_mpi(plugin: str) -> str:
     """How to give srun's ``--mpi`` plugin, in words every command taking a launcher can
-    follow: ``sweep`` has ``--mpi``, ``tune`` only a cluster file (s29 tester B3: "use --mpi
-    pmix" from tune, which has no such option)."""
-    return (f"use srun --mpi={plugin} (sweep: --mpi {plugin}; tune: mpi = \"{plugin}\" in "
+    follow: ``sweep`` and ``tune`` both have ``--mpi`` (s43 review R3: tune's gained it, and the
+    line still sent tune users to a cluster file), and a cluster file's ``mpi`` sets it too."""
+    return (f"use srun --mpi={plugin} (sweep and tune: --mpi {plugin}, or mpi = \"{plugin}\" in "
             "a --cluster file)")
 
 

@@ -252,9 +252,9 @@ def test_open_mpi_under_srun_pmi2_is_refused_naming_what_was_not_tried():
         mpi_family.check_launcher(hpcc, "srun", "pmi2")
     text = str(caught.value)
     assert "srun --mpi=pmi2 cannot start it as one job" in text
-    # in words tune can follow too (s29 tester B3: it has no --mpi)
-    assert 'use srun --mpi=pmix (sweep: --mpi pmix; tune: mpi = "pmix" in a --cluster file)' \
-        in text
+    # in words tune can follow too: its --mpi, not only a cluster file (s43 review R3)
+    assert ('use srun --mpi=pmix (sweep and tune: --mpi pmix, or mpi = "pmix" in a --cluster '
+            'file)') in text
     assert "pmix/pmi2" not in text and "--mpiexec " in text
     for fits in ("pmix", "pmix_v4", ""):  # "": one rank, no wire-up needed
         assert mpi_family.check_launcher(hpcc, "srun", fits) == "slurm"
@@ -296,8 +296,8 @@ def test_an_mpich_library_without_pmix_is_refused_under_srun_pmix(tmp_path):
     assert mpi_family.check_launcher(netpipe, "srun", "pmi2") == "slurm"
     assert mpi_family.check_launcher(netpipe, "srun", "") == "slurm"  # one rank: no wire-up
     wheel = mpi_family.program_mpi([compiled(tmp_path)])  # MPICH 5 aborts in MPI_Init there
-    with pytest.raises(ConfigError, match=r"use srun --mpi=pmi2 \(sweep: --mpi pmi2; tune: "
-                                          r"mpi = \"pmi2\" in a --cluster file\)$"):
+    with pytest.raises(ConfigError, match=r"use srun --mpi=pmi2 \(sweep and tune: --mpi "
+                                          r"pmi2, or mpi = \"pmi2\" in a --cluster file\)$"):
         mpi_family.check_launcher(wheel, "srun", "pmix")
     hpcc = mpi_family.program_mpi([system_program("hpcc")])  # Open MPI: PMIx through a plugin
     assert mpi_family.speaks_pmix(hpcc) is True
