@@ -350,10 +350,13 @@ def _refuse_options_of_the_other_mode(*, external: bool, launch: bool, given: di
                               f"{'them' if len(wrong) > 1 else 'it'}")
         return
     # --launch starts the ranks with the launcher options, as --command does (s42)
-    wrong = [n for n in set_ if n in EXTERNAL_ONLY and not (launch and n == "--launcher-args")]
+    wrong = [n for n in set_ if n in EXTERNAL_ONLY and n != "--launcher-args"]
     if wrong:
         raise ConfigError(f"{', '.join(wrong)} applies to --command sweeps only: drop "
                           f"{'them' if len(wrong) > 1 else 'it'} or give --command")
+    if "--launcher-args" in set_ and not launch:  # s43 review R16: --launch N takes it too
+        raise ConfigError("--launcher-args applies to --command or --launch N sweeps: drop it, "
+                          "or give --launch N (the kernels) or --command")
     for name in ("--launcher", "--mpi"):
         if name in set_ and not launch:
             raise ConfigError(f"{name} picks how --launch or --command starts ranks; an "

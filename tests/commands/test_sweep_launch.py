@@ -68,3 +68,16 @@ def test_launcher_args_are_the_supervisors_not_passed_to_the_sweep_it_launches()
     argv = ["hpcds1mpi", "sweep", "--launch", "2", "--launcher-args", "-prepend-rank",
             "--kernel", "gemm", "--launcher-args=-l", "--out", "x.h5"]
     assert _strip_launch(argv) == ["--kernel", "gemm", "--out", "x.h5"]
+
+
+def test_launcher_args_on_a_kernel_sweep_without_launch_name_launch_as_well(tmp_path):
+    """It said "applies to --command sweeps only: ... give --command" though --launch N takes
+    it too (s43 review R16)."""
+    out = tmp_path / "k.h5"
+    proc = run_cli(["sweep", "--kernel", "gemm", "--sizes", "64", "--launcher-args",
+                    "--bind-to core", "--out", str(out)], timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line == ("hpcds1mpi: error: --launcher-args applies to --command or --launch N "
+                    "sweeps: drop it, or give --launch N (the kernels) or --command")
+    assert not out.exists()
