@@ -117,14 +117,12 @@ def text_only_checks(script: "JobScript") -> list[str]:
     a rank's threads
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`, its MPI known from the
     launcher's name only)."""
-    from hpcds1mpi.launch.host_spelling import host_spelling_warning
-    from hpcds1mpi.launch.script_hosts import host_list_warning
+    from hpcds1mpi.launch.host_spelling import host_warnings
     from hpcds1mpi.launch.script_mpi_check import launch_family
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     return [w for launch in script.launches
-            for w in (host_list_warning(script, launch),
-                      host_spelling_warning(script, launch, launch_family(script, launch)),
+            for w in (*host_warnings(script, launch, launch_family(script, launch)),
                       one_core_warning(script, launch, launch_family(script, launch))) if w]
 
 

@@ -53,16 +53,51 @@ def host_spelling_warning(script: "JobScript", launch: "Launch",
     nothing said), refuses it, naming the spelling it takes; None otherwise."""
     if launch.kind != "mpi":
         return None
-    path = script.text[launch.span[0]:launch.span[1]].strip("\"'")  # the launcher as written
-    # hydra's folder tells a launcher whose name and file do not (Intel's mpirun script)
-    intel = _intel_hydra(path) if family != OPENMPI else None
-    family = MPICH if intel is not None else family
+    family, intel = _hydra(script, launch, family)
     if family == OPENMPI and (said := per_node_warning(script, launch)):
         return said
+    refused = _refused_host(script, launch, family, intel)
+    if refused is None:
+        return None
+    written, does, right = refused
+    return f"line {launch.line}: {launch.launcher} {written}: {does}; give {right}"
+
+
+def host_warnings(script: "JobScript", launch: "Launch", family: str | None) -> list[str]:
+    """:func:`~hpcds1mpi.launch.script_hosts.host_list_warning` and
+    :func:`host_spelling_warning` for ``launch``, a host list said once: where the job's nodes
+    are not used and the list is spelled as the launcher refuses, the spelling is a clause of
+    the one line ("drop -H" and "give -hosts" had been two warnings; s43 review R12)."""
+    from hpcds1mpi.launch.script_hosts import host_list_warning
+
+    listed = host_list_warning(script, launch)
+    spelling = host_spelling_warning(script, launch, family)
+    if listed is None or spelling is None:
+        return [w for w in (listed, spelling) if w]
+    refused = _refused_host(script, launch, *_hydra(script, launch, family))
+    if refused is None or refused[0] not in listed:  # the per-node warning, or a host file
+        return [listed, spelling]
+    written, does, right = refused
+    return [f"{listed}; kept, it would be {right}: {does}"]
+
+
+def _hydra(script: "JobScript", launch: "Launch", family: str | None
+           ) -> tuple[str | None, bool | None]:
+    """(``launch``'s MPI family, whether it is Intel MPI's hydra: None where not known):
+    hydra's folder tells a launcher whose name and file do not (Intel's mpirun script)."""
+    path = script.text[launch.span[0]:launch.span[1]].strip("\"'")  # the launcher as written
+    intel = _intel_hydra(path) if family != OPENMPI else None
+    return (MPICH if intel is not None else family), intel
+
+
+def _refused_host(script: "JobScript", launch: "Launch", family: str | None,
+                  intel: bool | None) -> tuple[str, str, str] | None:
+    """(the host option as written, what the launcher does with it, the spelling it takes with
+    the list) where ``launch``'s launcher refuses its host option's spelling; None otherwise."""
     opt = launch.options.get("host")
     if opt is None or family not in _REFUSED:
         return None
-    written = script.text[opt.span[0]:opt.span[1]]
+    written = script.written(opt)
     spelled = _spelled(written)
     if spelled not in _REFUSED[family]:
         return None
@@ -70,8 +105,7 @@ def host_spelling_warning(script: "JobScript", launch: "Launch",
     if spelled == "-H" and intel is not None:
         name = "mpirun" if os.path.basename(launch.launcher) == "mpirun" else "mpiexec"
         does = _HYDRA_H.get((bool(intel), name), does)
-    return (f"line {launch.line}: {launch.launcher} {written}: {does}; give {right} "
-            f"{opt.value or ''}".rstrip())
+    return written, does, f"{right} {opt.value or ''}".rstrip()
 
 
 def _spelled(written: str) -> str:
@@ -99,7 +133,7 @@ def per_node_warning(script: "JobScript", launch: "Launch") -> str | None:
     opt = launch.options.get("ntasks-per-node")
     if opt is None:
         return None
-    written = script.text[opt.span[0]:opt.span[1]]
+    written = script.written(opt)
     spelled = _spelled(written)
     head = f"line {launch.line}: {launch.launcher} {written}"
     if spelled.lstrip("-") in ("ppn", "perhost"):

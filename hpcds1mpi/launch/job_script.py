@@ -161,6 +161,11 @@ class JobScript:
         self.notes.append(text if len(self.noted) <= MAX_NOTES else
                           f"more than {MAX_NOTES} notes; the rest are left out")
 
+    def written(self, opt: Option) -> str:
+        """``opt`` as the script spells it, on one line: a ``\\``-continued option's newline
+        and indent would otherwise land inside a one-line warning (s43 review R12)."""
+        return " ".join(self.text[opt.span[0]:opt.span[1]].replace("\\\n", " ").split())
+
     def warn(self, text: str) -> None:
         """Add a warning once (the launch line is read again for each launch advise tries)."""
         if text not in self.warnings:

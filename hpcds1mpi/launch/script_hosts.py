@@ -36,7 +36,7 @@ def host_list_warning(script: "JobScript", launch: "Launch") -> str | None:
         opt = launch.options.get(name)
         if opt is None or jobs_nodes.search(opt.value or "") or jobs_nodes.search(before):
             continue
-        written = script.text[opt.span[0]:opt.span[1]]
+        written = script.written(opt)
         scheduler = "Slurm" if script.scheduler == "slurm" else "PBS"
         return (f"line {launch.line}: {launch.launcher} {written} runs the ranks on the nodes "
                 f"that {what} names, not those {scheduler} gives the job (inside a job the "

@@ -425,8 +425,7 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     launcher is run; the module-system lines before a launch are, as :func:`mpi_mismatch`
     says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
     :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
-    from hpcds1mpi.launch.host_spelling import host_spelling_warning
-    from hpcds1mpi.launch.script_hosts import host_list_warning
+    from hpcds1mpi.launch.host_spelling import host_warnings
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     seen: set = set()
@@ -440,8 +439,7 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
                      or srun_check(script, launch, cwd, env, seen=seen, recorded=ours)):
             (warnings if found[0] == "warning" else notes).append(found[1])
         named = launch_family(script, launch, cwd)  # a host spelling by the sweep's MPI too
-        warnings += [w for w in (host_list_warning(script, launch),
-                                 host_spelling_warning(script, launch, named or (
+        warnings += [w for w in (*host_warnings(script, launch, named or (
                                      ours.family if ours else None)),
                                  one_core_warning(script, launch, named)) if w]
     return warnings, notes

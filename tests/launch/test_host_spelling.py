@@ -9,7 +9,7 @@ from hpcds1mpi.decide.advise_launch import text_only_checks
 from hpcds1mpi.launch.host_spelling import host_spelling_warning
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.recorded_mpi import RecordedMPI
-from hpcds1mpi.launch.script_mpi_check import launch_checks
+from hpcds1mpi.launch.script_mpi_check import launch_checks, launch_family
 from hpcds1mpi.launch.script_reading import read_script
 
 SCRIPT = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -t 30\n{launch} ./heat 2000 100\n"
@@ -30,7 +30,27 @@ SCRIPT = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -t 30\n{launch} ./heat 2000 100\n"
      "--hosts: it stops (unknown option); give --host n1,n2")])
 def test_a_host_list_its_launcher_refuses_is_warned_of_with_its_spelling(launch, said):
     script = read_script(SCRIPT.format(launch=launch))
-    assert said in text_only_checks(script)
+    assert host_spelling_warning(script, script.launch,
+                                 launch_family(script, script.launch)) == said
+    # in a job, with the job's nodes unused, said once: a clause of host_list_warning's line
+    written, rest = said.split(": ", 1)[1].split(": ", 1)
+    does, right = rest.rsplit("; give ", 1)
+    [line] = [w for w in text_only_checks(script) if written in w]
+    assert "or build it from the job's nodes" in line
+    assert line.endswith(f"; kept, it would be {right}: {does}")
+
+
+def test_a_continued_host_option_is_said_on_one_line_and_once():
+    """A `\\`-continued -H put a newline and the indent inside both warnings, and the job's
+    host-list warning ("drop -H") and the spelling one ("give -hosts") were two (s43 review
+    R12)."""
+    script = read_script(SCRIPT.format(launch="mpiexec.hydra -H \\\n   n1,n2 -n 2"))
+    warnings = text_only_checks(script)
+    [line] = [w for w in warnings if "-H" in w]
+    assert "\n" not in line and "\\" not in line
+    assert line.startswith("line 4: mpiexec.hydra -H n1,n2 runs the ranks on the nodes that "
+                           "host list names")
+    assert "kept, it would be -hosts n1,n2: hydra's mpiexec" in line
 
 
 @pytest.mark.parametrize("launch", [
@@ -50,8 +70,8 @@ def test_the_recorded_sweeps_mpi_tells_a_plain_launchers_family(tmp_path):
     script = read_script(SCRIPT.format(launch="/opt/none/bin/mpiexec -H n1,n2 -n 2"))
     recorded = RecordedMPI(MPICH, "/opt/x/bin/mpiexec", "the sweep's launcher")
     warnings = launch_checks(script, str(tmp_path), measured=(4, recorded))[0]
-    assert any("line 4: mpiexec -H n1,n2: hydra's mpiexec (MPICH, Intel MPI) has no -H" in w
-               for w in warnings)
+    assert any(w.startswith("line 4: mpiexec -H n1,n2 ") and "kept, it would be -hosts n1,n2: "
+               "hydra's mpiexec (MPICH, Intel MPI) has no -H" in w for w in warnings)
     assert host_spelling_warning(script, script.launch, OPENMPI) is None  # Open MPI takes -H
 
 
@@ -79,6 +99,8 @@ def test_h_is_said_as_each_hydra_launcher_by_its_path_does_with_it(tmp_path, int
     with -H was not warned of."""
     launcher = _install(tmp_path, intel) / name
     script = read_script(SCRIPT.format(launch=f"{launcher} -H n1 -n 2"))
+    does, _, right = said.partition("; give ")  # said as a clause of the job's host-list line
+    said = f"kept, it would be {right}: {does}" if right else does
     assert any(said in w for w in text_only_checks(script)), text_only_checks(script)
 
 
