@@ -87,7 +87,7 @@ def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None,
         family = mpi_family.launcher_family(launch.command)
         if family == program.family:
             return
-        own = own_launcher(program.family, env)
+        own = python_mpiexec(program.family, env)
         where = mpiexec_from or "mpiexec in the --cluster file"  # s42: --launch takes no --mpiexec
         fix = (f"set {where} to {own}" if own else
                f"install {name}'s launcher and set {where} to it")
@@ -112,7 +112,7 @@ def check_kernel_launcher(launch, plugin_from: str, env: dict | None = None,
                               f"{fix.format('pmix')}")
 
 
-def own_launcher(family: str, env: dict | None = None) -> str | None:
+def python_mpiexec(family: str, env: dict | None = None) -> str | None:
     """The launcher of this Python's mpi4py: the ``mpiexec`` beside the interpreter (the venv's,
     which the MPICH wheel installs) where it is of ``family``, else one of the installation
     whose library mpi4py loads; None where none is found. A refusal had named Debian's
