@@ -28,15 +28,18 @@ NAMED = 4
 class FomLaunches:
     """Per run label, [launches that read a figure, launches that did not], of the launches
     its row's ``fom`` is the median of (warm-ups left out); ``read`` / ``missed``: every launch,
-    warm-ups too."""
+    warm-ups too; ``no_number``: of the missed, those whose regex matched a text that is no
+    number (the program printed the line: the regex's group is to fix, s43 review R9)."""
 
     runs: dict = field(default_factory=dict)
     read: int = 0
     missed: int = 0
+    no_number: int = 0
 
-    def add(self, run: str, counted: bool, has_fom: bool) -> None:
-        """One ``ok`` launch of ``run``; ``counted``: not a warm-up."""
+    def add(self, run: str, counted: bool, has_fom: bool, found: dict | None = None) -> None:
+        """One ``ok`` launch of ``run``; ``counted``: not a warm-up; ``found``: its readings."""
         self.read, self.missed = self.read + has_fom, self.missed + (not has_fom)
+        self.no_number += not has_fom and (found or {}).get("fom_text") is not None
         if counted:
             self.runs.setdefault(run, [0, 0])[0 if has_fom else 1] += 1
 
@@ -93,5 +96,11 @@ def fom_summary(pattern, launches: FomLaunches | None) -> str:
         kept = f"{kept}; {gone}" if kept else gone
     else:
         kept += ", so every run has one"
+    if launches.no_number:  # the line was printed: the regex's group read no number there
+        why = (f"{launches.no_number} of them matched a text that is no number: fix "
+               "--fom-regex's first group (the number alone)")
+        if launches.no_number < launches.missed:
+            why += "; the others printed no match"
+        return f"{said}: {kept}; {why}"
     return (f"{said}: {kept}; the regex reads the others, so the program did not print it "
             "every time")

@@ -259,7 +259,7 @@ class Readings:
         notes["fom"] = fom_note(self.fom, found, run[0], self.fom_launches) if status == "ok" \
             else ""
         if status == "ok" and self.fom is not None:
-            self.fom_launches.add(*run, math.isfinite(found.get("fom", math.nan)))
+            self.fom_launches.add(*run, math.isfinite(found.get("fom", math.nan)), found)
         text, values, regex = found.get("time_text"), found.get("time_values") or [], \
             f"--time-regex '{self.time.pattern}'" if self.time else ""
         if status == "ok" and self.time is not None and text is not None:

@@ -98,3 +98,19 @@ def test_a_regex_that_read_no_launch_is_to_be_fixed():
         "the number) and sweep into a new --out")
     _, readings = _sweep({"a size 5": [TIMING, TIMING]})
     assert fom_summary(readings.fom, readings.fom_launches) == ""
+
+
+def test_a_regex_that_matched_a_text_no_number_is_the_regex_to_fix_not_the_program():
+    """Was (s43 review R9): a launch whose --fom-regex matched "v1.2.3" was counted as one that
+    printed nothing, and the closing note said the program "did not print it every time"
+    though it printed the line in every launch."""
+    said: list[str] = []
+    readings = Readings.of(time_regex=r"TIME ([0-9.]+)", fom_regex=r"fom (\S+)")
+    readings.say = said.append
+    for n, fom in enumerate(["12.5", "v1.2.3", "13.0", "v1.2.3"]):
+        text = f"fom {fom}\nTIME 0.7\n"
+        readings.note_once(readings.read(text), "ok", "", 0.75, [], ("app size 5", True))
+    summary = fom_summary(readings.fom, readings.fom_launches)
+    assert "did not print it" not in summary
+    assert summary.endswith("2 of them matched a text that is no number: fix --fom-regex's "
+                            "first group (the number alone)")
