@@ -28,3 +28,17 @@ def test_latin1_users_of_a_sacct_export_are_two_users_not_one(tmp_path):
         table, report = read_job_log(path)
         assert table.user.value_counts().to_dict() == {"jörg": 2, "jürg": 1}
         assert any("not valid UTF-8" in fact for fact in report.facts)
+
+
+def test_utf8_and_latin1_lines_joined_by_cat_each_keep_their_letters(tmp_path):
+    """Two exports joined by cat, one UTF-8, one Latin-1: each line read its own way, and the
+    fact counts them (s43 tester J2)."""
+    row = ("{}|run|{}|COMPLETED|2026-06-01T08:00:00|2026-06-01T08:00:10|2026-06-01T08:01:50|"
+           "00:01:40|01:00:00|1|2\n")
+    path = tmp_path / "mixed.txt"
+    path.write_bytes((HEADER + "\n" + row.format(1, "jürg")).encode()
+                     + row.format(2, "jörg").encode("latin-1"))
+    table, report = read_job_log(path)
+    assert sorted(table.user) == ["jörg", "jürg"]
+    fact = next(fact for fact in report.facts if "not valid UTF-8" in fact)
+    assert "1 of 3 lines" in fact and "first at line 3" in fact and "other 2 as UTF-8" in fact
