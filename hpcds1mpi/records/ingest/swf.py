@@ -203,7 +203,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
         report.facts.append(why)
     origin_s, said = log_origin(head)
     numbers, truncated, words, longer = _parse(path, report)
-    first = numbers["submit"].min() if origin_s == 0 and len(numbers) else None
+    # -1 is SWF's "unknown", and such lines are dropped below: not the earliest submit (J3).
+    known = numbers["submit"][numbers["submit"] >= 0]
+    first = known.min() if origin_s == 0 and len(known) else None
     if first is not None and first >= UNIX_TIMES_FROM:
         # s43 tester H4: a slice cut without its header whose field 2 holds Unix times (ALCF
         # Theta's) has real dates; "not real dates" said the opposite.

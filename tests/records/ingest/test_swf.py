@@ -437,3 +437,17 @@ def test_a_headerless_slice_of_unix_times_is_not_said_to_lack_real_dates(tmp_pat
     assert str(table.submit_time.min()).startswith("2022-03-01")
     assert not any("not real dates" in f for f in report.facts)
     assert any("Unix times" in f for f in report.facts)
+
+
+def test_a_missing_submit_time_is_not_the_earliest_of_a_headerless_slice(tmp_path):
+    # s43 tester J3: one "-1" (SWF's unknown) submit made the earliest submit -1, so the slice
+    # was said to have "not real dates" while its jobs were stored in 2022.
+    path = tmp_path / "theta.swf"
+    path.write_text("1 1640995200 10 3600 128 -1 -1 128 7200 -1 1 5 1 -1 1 -1 -1 -1\n"
+                    "2 -1 -1 -1 128 -1 -1 128 7200 -1 5 5 1 -1 1 -1 -1 -1\n"
+                    "3 1640998800 20 1800 256 -1 -1 256 3600 -1 1 6 1 -1 1 -1 -1 -1\n")
+    df, report = read_job_log(path)
+    assert dict(report.dropped) == {"no submit time (-1)": 1}
+    assert any("Unix times" in f and "2022-01-01" in f for f in report.facts), report.facts
+    assert not any("not real dates" in f for f in report.facts)
+    assert df["submit_time"].min() == pd.Timestamp("2022-01-01")
