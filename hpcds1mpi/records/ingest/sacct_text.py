@@ -24,6 +24,7 @@ from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEM
                            int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
+from .requeue_attempts import Attempts, split_attempts
 from .text_encoding import read_log_text
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
@@ -70,6 +71,20 @@ STEPS_OF_DROPPED = "step rows of a job whose own line was dropped (named above)"
 
 def rows_from_records(header: list[str], records, report: FileReport,
                       cut_ids: list[str] = (), dropped_jobs=()) -> list[dict]:
+    """:func:`_rows_from_records` with the cyclic GC paused: every record is kept to the end (no
+    cycles), and its rescans made 4x the jobs take 8-13x the time (s32 tester S2's check)."""
+    import gc
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        return _rows_from_records(header, records, report, cut_ids, dropped_jobs)
+    finally:
+        if was_on:
+            gc.enable()
+
+
+def _rows_from_records(header: list[str], records, report: FileReport,
+                       cut_ids: list[str] = (), dropped_jobs=()) -> list[dict]:
     """Job rows (:func:`job_row`) from sacct records, job lines and their step lines, as
     ``sacct -P`` and a sacct CSV export both give them (one list of fields per record, in
     the order of ``header``); sets ``report.jobs``. A job one of whose step records was cut
@@ -84,20 +99,14 @@ def rows_from_records(header: list[str], records, report: FileReport,
     # not a forged line. Without it the cluster is "" and every id is one cluster's.
     cluster_of = ((lambda row: row.get("Cluster", "").strip()) if "Cluster" in header
                   else (lambda row: ""))
-    jobs: dict[tuple[str, str], dict] = {}  # by (cluster, JobID)
-    # Each job's steps by step id: a repeated step replaced in one lookup, not by rebuilding
-    # the job's list per line (s31 reviewer: 3 jobs of 20,000 steps took 147 s, not 6 s).
-    steps: dict[tuple[str, str], dict[str, dict]] = {}  # of the attempt kept
-    early: dict[tuple[str, str], dict[str, dict]] = {}  # steps read before any job line of theirs
-    # Dicts kept in insertion order, not lists: a requeued job moves to the end and a clashing
-    # id is looked up in one step, not a scan of every job before it (s32 tester S2, S3:
-    # 40,000 requeued or clashing jobs took 24 s and 39 s).
-    order: dict[tuple[str, str], None] = {}
+    # Each id's attempts and step lines as read; which attempt is the job, and which steps
+    # are its, decided once the file's time format is known (:mod:`.requeue_attempts`).
+    # Dicts: a clashing id looked up in one step, not by a scan (s32 tester S2, S3).
+    read: dict[tuple[str, str], Attempts] = {}  # by (cluster, JobID)
     clashing: dict[tuple[str, str], None] = {}  # ids of two job lines that are not one job's attempts
-    earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
-    late_attempt: set[tuple[str, str]] = set()  # jobs whose last line read is an earlier attempt
+    last_submit: dict[tuple[str, str], str] = {}  # each id's job line read last: its Submit
     het_cols = het_columns(header) if idcol == "JobIDRaw" else None
-    for fields in records:
+    for place, fields in enumerate(records):
         row = dict(zip(header, fields))
         sid = row[idcol].strip()
         if het_cols:
@@ -106,54 +115,56 @@ def rows_from_records(header: list[str], records, report: FileReport,
             report.dropped["empty JobID"] += 1
             continue
         cluster = cluster_of(row)
-        jid = (cluster, sid)  # the job's key; a step's is its job's, below
-        if "." not in sid:
-            late_attempt.discard(jid)  # re-added below where this line is an earlier attempt
-        if (cluster, sid.split(".", 1)[0]) in clashing:
+        jid = (cluster, sid.split(".", 1)[0])  # a step's key is its job's
+        if jid in clashing:
             report.dropped[TWO_JOBS_ONE_ID] += 1
-        elif "." in sid:
-            base = (cluster, sid.split(".", 1)[0])
-            if base in late_attempt:
-                continue  # an earlier attempt's steps, as -D lists them: not the job's
-            kept = (steps if base in jobs else early).setdefault(base, {})
-            # The same step again (two exports joined into one file): kept once, the last.
-            kept.pop(sid, None)
-            kept[sid] = row
-        elif jid in jobs and _identity(row) != _identity(jobs[jid]):
+            continue
+        attempts = read.setdefault(jid, Attempts())
+        if "." in sid:
+            attempts.steps.append((last_submit.get(jid), sid, row))
+            continue
+        submit = row.get("Submit", "")
+        known = next(iter(attempts.lines.values()), None)
+        if known and _identity(row) != _identity(known[1]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
-            report.dropped[TWO_JOBS_ONE_ID] += 2 + len(steps.pop(jid))
-            del jobs[jid], order[jid]
-            earlier.pop(jid, None)
+            report.dropped[TWO_JOBS_ONE_ID] += 1 + len(attempts.lines) + len(attempts.steps)
+            del read[jid]
             clashing[jid] = None
-        elif jid in jobs and row.get("Submit") == jobs[jid].get("Submit"):
+        elif submit in attempts.lines:
             # The same attempt's line again (two exports joined into one file, s31 tester R4):
             # not a requeue, whose attempts each have their own Submit; its steps kept.
             report.notes[SAME_JOB_AGAIN] += 1
-            if _ended(row) or not _ended(jobs[jid]):
-                jobs[jid] = row  # an ended line is never older than a running one (s43 H6)
-        elif jid in jobs and _ended(jobs[jid]) and not _ended(row):
-            # An attempt that had not ended, after one that has (exports joined newest
-            # first, a sort -u): an earlier attempt, whatever its place (s43 tester H6).
-            report.notes[EARLIER_ATTEMPT] += 1
-            earlier.setdefault(jid, []).append(row)
-            late_attempt.add(jid)
-        elif jid in jobs:
-            # sacct -D lists every attempt of a requeued job, oldest first, each followed by
-            # its own steps: the last one is the job, in its place, as sacct without -D shows it.
-            # A note, not a drop: a clean export is not malformed (s32 tester S6).
-            report.notes[EARLIER_ATTEMPT] += 1
-            earlier.setdefault(jid, []).append(jobs[jid])
-            jobs[jid], steps[jid] = row, {}
-            del order[jid]
-            order[jid] = None
+            if _ended(row) or not _ended(attempts.lines[submit][1]):
+                # an ended line is never older than a running one (s43 H6)
+                attempts.lines[submit] = (attempts.lines[submit][0], row)
         else:
-            jobs[jid], steps[jid] = row, early.pop(jid, {})
-            order[jid] = None
+            attempts.lines[submit] = (place, row)
+        last_submit[jid] = submit
+    jobs: dict[tuple[str, str], dict] = {}
+    steps: dict[tuple[str, str], list[dict]] = {}  # of the attempt kept
+    earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
+    early: dict[tuple[str, str], int] = {}  # step lines of an id without a job line
+    # One time format for the whole file (SLURM_TIME_FORMAT), never guessed value by value.
+    read_time = sacct_time_reader((line[1].get(c) for attempts in read.values()
+                                   for line in attempts.lines.values() for c in TIME_COLUMNS),
+                                  report)
+    places = {}
+    for jid, attempts in read.items():
+        if not attempts.lines:
+            early[jid] = len(attempts.steps)
+            continue
+        # sacct -D lists every attempt of a requeued job: the job is its last, in its place, as
+        # without -D. A note, not a drop: a clean export is not malformed (s32 tester S6).
+        places[jid], jobs[jid], earlier_rows, steps[jid] = split_attempts(attempts, read_time, _ended)
+        if earlier_rows:
+            report.notes[EARLIER_ATTEMPT] += len(earlier_rows)
+            earlier[jid] = earlier_rows
+    order = dict.fromkeys(sorted(jobs, key=places.__getitem__))
     dropped_jobs = set(dropped_jobs)
-    for (_, base), rows in early.items():
+    for (_, base), count in early.items():
         report.dropped[STEPS_OF_DROPPED if base in dropped_jobs else
-                       "step rows without their job line"] += len(rows)
+                       "step rows without their job line"] += count
     if clashing:
         named = [sid for _, sid in clashing]
         report.facts.append(f"{len(clashing)} id(s) with two different jobs (user or name "
@@ -165,13 +176,11 @@ def rows_from_records(header: list[str], records, report: FileReport,
                                "counts its own ids"))
     shown = shown_ids(order, report)
     # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
-    cpu_unknown = not any(steps.values()) and "TotalCPU" in header
+    # Any attempt's steps tell it is not -X (s43 tester J11: an earlier attempt's were not).
+    cpu_unknown = (not any(read[jid].steps for jid in jobs)) and "TotalCPU" in header
     if cpu_unknown and jobs:
         report.facts.append("no step lines (sacct -X): TotalCPU 0 read as unknown, and ranks, "
                             "threads and peak_rss_mb unknown; export without -X for them")
-    # One time format for the whole file (SLURM_TIME_FORMAT), never guessed value by value.
-    read_time = sacct_time_reader((job.get(c) for job in jobs.values() for c in TIME_COLUMNS),
-                                  report)
 
     cut = [shown[key] for key in order if key[1] in cut_jobs]
     if cut:
@@ -181,7 +190,7 @@ def rows_from_records(header: list[str], records, report: FileReport,
                             "steps left; export again")
     rows = build_rows(order, lambda key: _job_from_sacct_rows(
                           shown[key], jobs[key],
-                          [] if key[1] in cut_jobs else list(steps[key].values()),
+                          [] if key[1] in cut_jobs else steps[key],
                           report, read_time, cpu_unknown),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
     key_of = {shown[key]: key for key in order}
@@ -189,8 +198,8 @@ def rows_from_records(header: list[str], records, report: FileReport,
         if key_of[row["job_id"]] in earlier:
             _first_submit(row, earlier[key_of[row["job_id"]]], read_time, report)
     # A REQUEUED job line is an earlier attempt only -D lists (s37 tester J6): -D it is.
-    listed_requeue = any(job.get("State", "").strip().upper().startswith("REQUEUE")
-                         for job in jobs.values())
+    listed_requeue = any(line[1].get("State", "").strip().upper().startswith("REQUEUE")
+                         for attempts in read.values() for line in attempts.lines.values())
     if not earlier and not listed_requeue and rows and "Submit" in header and (
             "Restarts" not in header or any((int_or_none(job.get("Restarts")) or 0) > 0
                                             for job in jobs.values())):

@@ -1,0 +1,72 @@
+"""A requeued job's attempts in one sacct file: which one is the job, and whose steps are whose.
+
+``sacct -D`` lists every attempt of a requeued job, oldest first, each followed by its own
+steps; a file joined newest first, reversed (``tac``) or sorted (``sort -u``, ``sort -V``)
+lists them in any order. So attempts are ordered by their own times, never by their place in
+the file (s43 tester J1): by Submit (a requeue resets it), then Start and End, as
+:mod:`.same_jobs` orders attempts found in several files. The job is the last attempt that
+ended, else the last one; the others are its earlier attempts. A step belongs to the attempt
+whose run, Start to End, holds the step's Start (s43 tester J11); a step whose Start tells
+nothing goes with the job line read last before it, as ``-D`` lists them, else with the job.
+"""
+
+from __future__ import annotations
+
+
+class Attempts:
+    """One job id's job lines (one per Submit: an attempt) and step lines, as read."""
+
+    __slots__ = ("lines", "steps")
+
+    def __init__(self) -> None:
+        self.lines: dict[str, tuple[int, dict]] = {}  # by Submit text: (place in file, row)
+        # Each step line: the Submit of the job line read last before it (None: none yet),
+        # the step's id, the row.
+        self.steps: list[tuple[str | None, str, dict]] = []
+
+
+def split_attempts(attempts: Attempts, read_time, ended) -> tuple[int, dict, list[dict], list[dict]]:
+    """(place, row) of the attempt that is the job, its earlier attempts' rows, and the job's
+    step lines (the same step listed twice kept once, the last). ``ended(row)``: whether a
+    job line's State is one a job ends in."""
+    lines = list(attempts.lines.values())
+    if len(lines) == 1:  # the common case: no time read
+        place, row = lines[0]
+        return place, row, [], _once(attempts.steps)
+    # Each attempt's (Submit, Start, End), read once: (known, time) pairs, so that an unknown
+    # time sorts first and is never compared with a time.
+    timed = sorted(((tuple(_time(row, column, read_time) for column in ("Submit", "Start", "End")),
+                     place, submit, row) for submit, (place, row) in attempts.lines.items()),
+                   key=lambda line: (tuple((t is not None, t or 0) for t in line[0]), line[1]))
+    kept = ([line for line in timed if ended(line[3])] or timed)[-1]
+    earlier = [line[3] for line in timed if line is not kept]
+    spans = [(submit, times[1], times[2]) for times, _, submit, _ in timed]
+    mine = [line for line in attempts.steps
+            if _owner(line[2], line[0], spans, read_time, kept[2]) == kept[2]]
+    return kept[1], kept[3], earlier, _once(mine)
+
+
+def _owner(step: dict, read_after, spans, read_time, kept_submit: str) -> str:
+    """The Submit of the attempt a step line belongs to."""
+    start = _time(step, "Start", read_time)
+    if start is not None:
+        holding = [submit for submit, begun, end in spans
+                   if begun is not None and begun <= start and (end is None or start <= end)]
+        if holding:
+            return holding[-1]  # the latest begun: an attempt ends where the next may start
+    return read_after if read_after is not None else kept_submit
+
+
+def _once(steps) -> list[dict]:
+    kept: dict[str, dict] = {}
+    for _, sid, step in steps:
+        kept.pop(sid, None)  # two exports joined into one file: the same step kept once, the last
+        kept[sid] = step
+    return list(kept.values())
+
+
+def _time(row: dict, column: str, read_time):
+    try:
+        return read_time(row.get(column), column)
+    except ValueError:  # unreadable: tells nothing, as an unknown time
+        return None
