@@ -132,6 +132,16 @@ def test_a_program_refusing_an_existing_output_is_the_reason_not_open_mpis_banne
                                          "<run_300> already exist")
 
 
+def open_mpi_exit_trailer(process: str, code: int) -> str:
+    """What Debian's mpirun.openmpi (4.1) writes on stderr after a rank exited non-zero."""
+    rule = "-" * 74 + "\n"
+    return (rule + "Primary job  terminated normally, but 1 process returned\n"
+            "a non-zero exit code. Per user-direction, the job has been aborted.\n" + rule + rule
+            + "mpirun.openmpi detected that one or more processes exited with non-zero status, "
+            "thus causing\nthe job to be terminated. The first process to do so was:\n\n"
+            f"  Process name: {process}\n  Exit code:    {code}\n" + rule)
+
+
 #: TREE-PUZZLE's tree-ppuzzle at 1 rank under Debian's mpirun.openmpi (s43 tester I2): its own
 #: halt on stdout, Open MPI's complaint at its second MPI_Finalize on stderr.
 PUZZLE_OUT = ('\n'
@@ -141,17 +151,7 @@ PUZZLE_ERR = ('*** The MPI_Finalize() function was called after MPI_FINALIZE was
     '*** This is disallowed by the MPI standard.\n'
     '*** Your MPI job will now abort.\n'
     '[vm:24124] Local abort after MPI_FINALIZE started completed successfully, but am not able to aggregate error messages, and not able to guarantee that all other processes were killed!\n'
-    '--------------------------------------------------------------------------\n'
-    'Primary job  terminated normally, but 1 process returned\n'
-    'a non-zero exit code. Per user-direction, the job has been aborted.\n'
-    '--------------------------------------------------------------------------\n'
-    '--------------------------------------------------------------------------\n'
-    'mpirun.openmpi detected that one or more processes exited with non-zero status, thus causing\n'
-    'the job to be terminated. The first process to do so was:\n'
-    '\n'
-    '  Process name: [[13019,1],0]\n'
-    '  Exit code:    1\n'
-    '--------------------------------------------------------------------------\n')
+    + open_mpi_exit_trailer('[[13019,1],0]', 1))
 #: APBS with dime 50 (not c*2^(l+1)+1) at 1 rank (s43 tester I4): the cause first on stderr,
 #: its generic follow-ups after it.
 APBS_OUT = ('This executable compiled on Jan 10 2023 at 20:56:38\n'
@@ -164,17 +164,7 @@ APBS_ERR = ('MGparm_check:  illegal nlev (-1); check your grid dimensions!\n'
     'MGparm_check:  algorithm.  Please check your grid dimensions.\n'
     'NOsh:  MG parameters not set correctly!\n'
     'Error while parsing input file.\n'
-    '--------------------------------------------------------------------------\n'
-    'Primary job  terminated normally, but 1 process returned\n'
-    'a non-zero exit code. Per user-direction, the job has been aborted.\n'
-    '--------------------------------------------------------------------------\n'
-    '--------------------------------------------------------------------------\n'
-    'mpirun.openmpi detected that one or more processes exited with non-zero status, thus causing\n'
-    'the job to be terminated. The first process to do so was:\n'
-    '\n'
-    '  Process name: [[12891,1],0]\n'
-    '  Exit code:    13\n'
-    '--------------------------------------------------------------------------\n')
+    + open_mpi_exit_trailer('[[12891,1],0]', 13))
 
 
 def test_a_programs_own_halt_beats_open_mpis_complaint_at_a_second_finalize():
