@@ -17,7 +17,8 @@ program (a bare name not on PATH, a number: ``tau_exec -x ./app in.dat``) and it
 executable file or is written as a path, never where the clear word looks like one (written
 as a path, or executable): the rest of the line supports the clear word; a bare maybe-word
 not on PATH is offered only where no word is clear (s42 tester F7: ``-o stencil`` had named
-the workload).
+the workload). A listed option's value that names an executable is offered last where no
+other word looks like a program, so a slip in a table costs a guess, not the launch.
 """
 
 from __future__ import annotations
@@ -57,8 +58,9 @@ _PERF_VALUED = frozenset({"-o", "--output", "-e", "--event", "-F", "--freq", "-c
                           "--clang-path", "--clang-opt", "--mmap-flush", "--synth"})
 _STRACE_VALUED = frozenset({"-e", "-E", "-p", "-u", "-I", "-P", "-a", "-o", "-s", "-X",
                             "-O", "-S", "-U", "-b"})
-_LTRACE_VALUED = frozenset({"-e", "-o", "-p", "-s", "-a", "-n", "-u", "-E", "-x", "-A",
-                            "-D", "-F", "-l", "-w", "-L"})
+_LTRACE_VALUED = frozenset({"-a", "--align", "-A", "-D", "--debug", "-e", "-F", "--config",
+                            "-l", "--library", "-n", "--indent", "-o", "--output", "-p", "-s",
+                            "-u", "-w", "--where", "-x"})
 _NCU_VALUED = frozenset({"-o", "--export", "-k", "--kernel-name", "-c", "--launch-count",
                          "-s", "--launch-skip", "--set", "--section", "--metrics",
                          "--target-processes", "--replay-mode", "--nvtx-include",
@@ -72,8 +74,10 @@ _VTUNE_VALUED = frozenset({"-collect", "-c", "-r", "-result-dir", "-knob", "-dat
 _ARM_VALUED = frozenset({"-n", "--np", "--nnodes", "--procs-per-node", "--mpi", "-o",
                          "--output", "--log", "--openmp-threads", "--mpiargs", "--start-after",
                          "--stop-after", "--export", "--processes", "--nodes"})
-_LIKWID_VALUED = frozenset({"-c", "-C", "-g", "-t", "-o", "-s", "-d", "-M", "-T", "-e",
-                            "-E", "-i"})
+#: likwid 5.2's ``-h``: one letter means another thing in each tool (``-S``, ``-e``, ``-d``).
+_LIKWID_PIN_VALUED = frozenset({"-V", "--verbose", "-c", "-C", "-s", "--skip", "-d"})
+_LIKWID_PERFCTR_VALUED = frozenset({"-V", "--verbose", "-c", "-C", "-g", "--group", "-s",
+                                    "--skip", "-M", "-E", "-T", "-S", "-t", "-o", "--output"})
 #: Options of a tool that take the next word as their value (each tool's ``--help``;
 #: nsys's: docs.nvidia.com/nsight-systems). ``True``: every option of the tool does (nsys:
 #: even its switches are ``-f true``); ``False``: none does (valgrind: ``--opt=value``).
@@ -83,7 +87,7 @@ _VALUED: dict[str, frozenset | bool] = {
     "ncu": _NCU_VALUED, "nv-nsight-cu-cli": _NCU_VALUED, "vtune": _VTUNE_VALUED,
     "amplxe-cl": _VTUNE_VALUED, "advixe-cl": _VTUNE_VALUED, "advisor": _VTUNE_VALUED,
     "map": _ARM_VALUED, "ddt": _ARM_VALUED, "perf-report": _ARM_VALUED,
-    "likwid-pin": _LIKWID_VALUED, "likwid-perfctr": _LIKWID_VALUED,
+    "likwid-pin": _LIKWID_PIN_VALUED, "likwid-perfctr": _LIKWID_PERFCTR_VALUED,
     "hpcrun": frozenset({"-e", "--event", "-o", "--output", "-c", "--count", "-f", "-fp",
                          "-lm", "-tt"}),
     "tau_exec": frozenset({"-T"}),
@@ -114,12 +118,15 @@ _FLAGS = {
     "strace": frozenset({"-f", "-ff", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-y", "-yy",
                          "-v", "-q", "-qq", "-w", "-k", "-i", "-r", "-x", "-xx", "-z",
                          "-Z", "-n", "-d", "-D"}),
-    "ltrace": frozenset({"-f", "-c", "-C", "-T", "-t", "-tt", "-ttt", "-S", "-i", "-b", "-r"}),
+    "ltrace": frozenset({"-f", "-c", "-C", "--demangle", "-T", "-t", "-tt", "-ttt", "-S", "-i",
+                         "-b", "--no-signals", "-r", "-L", "-h", "--help", "-V", "--version"}),
     "perf": frozenset({"-a", "-g", "-d", "-v", "-q", "-n", "--all-cpus", "--per-core",
                        "--per-socket", "--per-node", "--per-thread", "-A", "--no-aggr", "-s",
                        "-T", "-P", "-R", "-N", "-B", "-b", "-W", "--no-inherit", "-i"}),
-    "likwid-pin": frozenset({"-q", "-m", "-S", "-p"}),
-    "likwid-perfctr": frozenset({"-m", "-O", "-V", "-S", "-f", "-a"}),
+    "likwid-pin": frozenset({"-h", "--help", "-v", "--version", "-i", "-m", "-S", "--sweep",
+                             "-p", "-q", "--quiet"}),
+    "likwid-perfctr": frozenset({"-h", "--help", "-v", "--version", "-H", "-a", "-e", "-i",
+                                 "--info", "-f", "--force", "-m", "--marker", "-O", "--stats"}),
     "heaptrack": frozenset({"-d", "--debug", "-r", "--raw", "--use-inject", "--record-only"}),
     "tau_exec": frozenset({"-ebs", "-io", "-memory", "-memory_debug", "-cuda", "-opencl",
                            "-openacc", "-rocm", "-um", "-shmem", "-v", "-qsub", "-gomp",
@@ -148,6 +155,7 @@ def program_positions(words: list[str]) -> list[int]:
     tool = os.path.basename(words[0])
     subcommands = _SUBCOMMANDS.get(tool, frozenset())
     clear, maybe, k = None, [], 1 + (len(words) > 1 and words[1] in subcommands)
+    valued_programs = []  # a listed value naming an executable: offered last (a table slip)
     while k < len(words) and clear is None:
         word = words[k]
         if word in _PROGRAM_NEXT:
@@ -155,7 +163,9 @@ def program_positions(words: list[str]) -> list[int]:
         if not _no_option(word):
             taken = _takes_value(tool, word)
             if taken and k + 1 < len(words):
-                k += 1  # its value: never the program
+                k += 1  # its value: never the program, unless nothing else looks like one
+                if _no_option(words[k]) and _support(words[k]) == 2:
+                    valued_programs.append(k)
             elif taken is None and k + 1 < len(words) and _no_option(words[k + 1]):
                 maybe.append(k + 1)  # an option not known here: its value, or the program
                 k += 1
@@ -164,10 +174,10 @@ def program_positions(words: list[str]) -> list[int]:
         k += 1
     strong = [m for m in maybe if _support(words[m]) == 2]
     if clear is None:
-        return strong + [m for m in maybe if m not in strong]
+        return strong + [m for m in maybe if m not in strong] + valued_programs
     if _support(words[clear]) >= 1:
         return [clear]
-    return strong + [m for m in maybe if _support(words[m]) == 1] + [clear]
+    return strong + [m for m in maybe if _support(words[m]) == 1] + [clear] + valued_programs
 
 
 def split_value(words: list[str]) -> str:

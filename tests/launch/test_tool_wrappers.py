@@ -100,3 +100,30 @@ def test_a_value_given_as_the_next_word_to_a_tool_taking_it_after_equals_is_said
     command not found"); advise had only said the program matches no workload."""
     found = split_value(line.split())
     assert said in found if said else found == ""
+
+
+@pytest.mark.parametrize("words", [
+    ["ltrace", "-L", "./app", "in.dat"],  # -L: "do NOT display library calls"
+    ["likwid-pin", "-c", "0-3", "-i", "./app", "in.dat"],  # -i: NUMA interleave
+    ["likwid-perfctr", "-C", "0", "-g", "FLOPS_DP", "-i", "./app"],  # -i: print CPU info
+    ["likwid-perfctr", "-V", "3", "-C", "0", "-g", "FLOPS_DP", "./app"],  # -V <level>
+    ["likwid-perfctr", "-C", "0", "-S", "20ms", "./app"],  # perfctr's -S <time>
+    ["likwid-pin", "-S", "-c", "0", "./app"],  # pin's -S: sweep, a flag
+    ["ltrace", "-w", "3", "-S", "./app"]])
+def test_each_tools_flags_and_valued_options_are_those_of_its_help(tmp_path, monkeypatch,
+                                                                   words):
+    """s43 review R6: ltrace -L and likwid -i had been read as taking a value (the program
+    was skipped as it), likwid-perfctr -V as a flag (its level read as the program)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").write_text("#!/bin/sh\n")
+    (tmp_path / "app").chmod(0o755)
+    assert candidate_programs(words)[0] == "./app"
+
+
+def test_a_listed_options_executable_value_is_offered_last_where_nothing_else_looks_one(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "app").write_text("#!/bin/sh\n")
+    (tmp_path / "app").chmod(0o755)
+    assert candidate_programs(["strace", "-o", "./app", "prog"]) == ["prog", "./app"]
+    assert candidate_programs(["strace", "-o", "./app", "./prog"]) == ["./prog"]
