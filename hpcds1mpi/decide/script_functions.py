@@ -32,19 +32,21 @@ _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do"
 
 class Definition(NamedTuple):
     """One definition of a shell function: its name, its first and last lines, whether its
-    body holds a launch, and whether it runs work (``launches`` aside)."""
+    body holds a launch, and the first work it runs (or whether it runs any; ``launches``
+    aside)."""
 
     name: str
     first: int
     last: int
     launches: bool
-    works: bool
+    works: bool | str
 
 
 def definitions(script: "JobScript",
-                works: Callable[[str], bool] = lambda line: True) -> list[Definition]:
-    """Each function definition of ``script``, in the order written; ``works``: whether a
-    line of a body runs work (the caller's reading; by default each does)."""
+                works: Callable[[str], "bool | str"] = lambda line: True) -> list[Definition]:
+    """Each function definition of ``script``, in the order written; ``works``: the work a
+    line of a body runs, or whether it runs any (the caller's reading, by the rules of a
+    command written where the function is called; by default each line does)."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     found: list[Definition] = []
     name, opener, first, depth, body = "", "", 0, 0, []
@@ -59,7 +61,8 @@ def definitions(script: "JobScript",
         body.append(text)
         if opener and depth <= 0:
             holds = any(first <= n <= number for n in launch_lines)
-            found.append(Definition(name, first, number, holds, any(map(works, body))))
+            found.append(Definition(name, first, number, holds,
+                                    next(filter(None, map(works, body)), False)))
             name = ""
     return found
 

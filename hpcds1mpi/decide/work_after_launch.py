@@ -79,7 +79,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     """(line number, the command as written, cut to 60 characters) of the first program that
     ``script`` runs after ``launch`` and that is work (see the module's text), an exit trap's
     set before the launch last; None where it runs none."""
-    waits, defined = _wait_lines(script.text), definitions(script, _body_works)
+    waits, defined = _wait_lines(script.text), definitions(script, _body_work)
     idle = idle_calls(script, defined)
     found = first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits),
                        launching=idle.get(launch.line, frozenset()))
@@ -94,7 +94,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
-            return number, found
+            return number, _said_with_body(found, number, defined)
     return _exit_trap_work(script.text, launch.line)
 
 
@@ -105,7 +105,8 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     Set-up before a launch (``source env.sh``, ``eval "$(conda shell.bash hook)"``) is none;
     None where it runs no such program."""
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
-    waits, defined = _wait_lines(script.text), definitions(script, _body_works)
+    waits = _wait_lines(script.text)
+    defined = definitions(script, lambda line: _body_work(line, before=True))
     idle = idle_calls(script, defined)
     polls, bodies = _polling_lines(script.text), body_lines(script, defined)
     for number, text in lines_after(script.text, 1, 0):
@@ -118,7 +119,7 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
-            return number, found
+            return number, _said_with_body(found, number, defined)
     return None
 
 
@@ -169,9 +170,25 @@ def _kept(script: "JobScript") -> str:
         if script.time_s else "its time limit as it is (none set: the partition's default)"
 
 
-def _body_works(line: str) -> bool:
-    """Whether a line of a function's body runs work (:func:`first_work`)."""
-    return bool(first_work(line_commands(line)))
+def _body_work(line: str, before: bool = False) -> str:
+    """The work a line of a function's body runs (:func:`first_work`), by the rules of
+    commands written where the function is called (``before`` the launch: set-up such as
+    ``source env.sh`` is none; s43 review R7)."""
+    commands = line_commands(line)  # a body from its `{` or `(` on (:func:`definitions`)
+    if commands and commands[0][:1] == ["("] and commands[-1][-1:] == [")"]:
+        commands[-1] = commands[-1][:-1]  # a one-line subshell body's closing `)`
+    return first_work(commands, before=before)
+
+
+def _said_with_body(found: str, number: int, defined: list) -> str:
+    """``found`` (a command that is work), with the work of the function it calls, where it
+    calls one: ``finish (runs python3 plot.py)``."""
+    name = found.split()[0] if found else ""
+    runs = [d for d in defined if d.name == name and d.last < number]
+    if not runs or not isinstance(runs[-1].works, str) or runs[-1].launches:
+        return found
+    said = f"{found} (runs {runs[-1].works})"
+    return said if len(said) <= 2 * _SHOWN else f"{found} (runs {runs[-1].works[:_SHOWN]}...)"
 
 
 def first_work(commands: list[list[str]], before: bool = False, waited: bool = False,

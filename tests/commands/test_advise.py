@@ -247,7 +247,7 @@ def test_a_swept_programs_size_comes_from_the_script(tmp_path):
             ("mpirun -np 2 ./jacobi 96 20 &\nPID=$!\nwhile kill -0 $PID; do sleep 60; done\n",
              "walltime 00:01:00"),
             ("post() { python3 plot.py; }\nsrun ./jacobi 96 20\npost\n",
-             "line 7 runs `post` after the launch on line 6")]:
+             "line 7 runs `post (runs python3 plot.py)` after the launch on line 6")]:
         (tmp_path / "job.sbatch").write_text(head + body)
         res = run_cli(["advise", "job.sbatch", "--model", "model", "--cluster", CLUSTER],
                       cwd=tmp_path)

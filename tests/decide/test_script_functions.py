@@ -22,15 +22,15 @@ def _read(body: str):
 
 @pytest.mark.parametrize("body, before, after", [
     # a subshell body runs where it is called, never at its definition
-    ("post() ( python3 plot.py )\n" + LAUNCH + "\npost\n", None, (7, "post")),
-    ("post() (\n  python3 plot.py\n)\n" + LAUNCH + "\npost\n", None, (9, "post")),
+    ("post() ( python3 plot.py )\n" + LAUNCH + "\npost\n", None, (7, "post (runs python3 plot.py)")),
+    ("post() (\n  python3 plot.py\n)\n" + LAUNCH + "\npost\n", None, (9, "post (runs python3 plot.py)")),
     ("post() (python3 plot.py)\n" + LAUNCH + "\n", None, None),  # never called
     # the last definition before the call is the one it runs
     ("post() { python3 plot.py; }\npost() { :; }\n" + LAUNCH + "\npost\n", None, None),
     ("post() { :; }\npost() { python3 plot.py; }\n" + LAUNCH + "\npost\n", None,
-     (8, "post")),
+     (8, "post (runs python3 plot.py)")),
     ("post() { :; }\n" + LAUNCH + "\npost\npost() { python3 plot.py; }\npost\n", None,
-     (9, "post")),
+     (9, "post (runs python3 plot.py)")),
 ])
 def test_a_body_runs_where_called_as_its_last_definition_has_it(body, before, after):
     script, launch = _read(body)

@@ -223,14 +223,31 @@ def test_a_polled_background_job_is_waited_for():
 @pytest.mark.parametrize("script_body, note_start", [
     # s42: the body of a function defined before the launch had been said to run before it
     ("post() {\n  python3 plot.py\n}\n" + LAUNCH + "\npost\n",
-     "line 9 runs `post` after the launch on line 8"),
+     "line 9 runs `post (runs python3 plot.py)` after the launch on line 8"),
     ("post() { python3 plot.py; }\n" + LAUNCH + "\npost out.dat\n",
-     "line 7 runs `post out.dat` after the launch on line 6"),
+     "line 7 runs `post out.dat (runs python3 plot.py)` after the launch on line 6"),
     ("post() {\n  python3 plot.py\n}\npost\n" + LAUNCH + "\n",
-     "line 8 runs `post` before the launch on line 9"),
+     "line 8 runs `post (runs python3 plot.py)` before the launch on line 9"),
     ("post() {\n  python3 plot.py\n}\n" + LAUNCH + "\npost &\n", ""),  # not waited for
     ("post() { python3 plot.py; }\n" + LAUNCH + "\n", ""),  # never called
 ])
 def test_a_functions_work_is_said_where_it_is_called(script_body, note_start):
     script = read_script(f"{HEAD}{script_body}")
     assert (work_after_note(script, script.launch) or "").startswith(note_start)
+
+
+@pytest.mark.parametrize("body, before, after", [
+    ("finish() { echo done; cp out.dat $HOME/; }\n" + LAUNCH + "\nfinish\n", None, None),
+    ("finish() {\n  echo done\n  cp out.dat $HOME/\n}\n" + LAUNCH + "\nfinish\n", None, None),
+    ("setup() { source env.sh; module load x; }\nsetup\n" + LAUNCH + "\n", None, None),
+    ("setup() { source env.sh; }\n" + LAUNCH + "\nsetup\n", None,
+     (7, "setup (runs source env.sh)")),
+    ("finish() { echo done; python3 plot.py; }\n" + LAUNCH + "\nfinish\n", None,
+     (7, "finish (runs python3 plot.py)")),
+])
+def test_a_calls_work_is_its_bodys_by_the_rules_of_the_calls_place(body, before, after):
+    """s43 review R7: a call was judged apart from where it stands (``source`` in a body
+    called before the launch was work) and said by its name alone."""
+    script = read_script(HEAD + body)
+    assert (work_before(script, script.launch), work_after(script, script.launch)) == \
+        (before, after)
