@@ -68,9 +68,13 @@ _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do"
                       "esac", "{", "}", "(", ")", "!", "exec", "command", "builtin"})
 #: Words whose simple command names no program (``for i in 1 2``: ``i`` is none).
 _NO_PROGRAM = frozenset({"for", "select", "case", "function"})
-#: A loop head that polls a process until it ends: ``kill -0``, ``ps -p``, its ``/proc`` entry.
-_POLL_RE = re.compile(r"\s*(while|until)\s+(!\s+)?(kill\s+(-0|-s\s+0)\s|ps\s+(-p\s|-q\s)"
-                      r"|\[\[?\s+-[de]\s+\"?/proc/)")
+#: A loop condition that asks whether a process still runs: ``kill -0``, ``ps``, ``pgrep``,
+#: ``pidof``, its ``/proc`` entry (``test -d``, ``[ -e ]``, ``[[ -d ]]``).
+_PROBE_RE = re.compile(r"\bkill\s+(-0|-s\s+0)\b|\bps\s|\bpgrep\s|\bpidof\s|/proc/")
+#: A variable read in a command (``$PID``, ``${PID}``).
+_VARIABLE_RE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+#: An assignment of the last background command's PID (``PID=$!``).
+_PID_SET_RE = re.compile(r"(?:^|[\s;&])([A-Za-z_]\w*)=\"?\$!")
 #: The most characters of a command shown.
 _SHOWN = 60
 
@@ -81,7 +85,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     set before the launch last; None where it runs none."""
     waits, defined = _wait_lines(script.text), definitions(script, _body_work)
     idle = idle_calls(script, defined)
-    found = first_work([list(launch.then)], waited=any(n > launch.last_line for n in waits),
+    found = first_work([list(launch.then)], waited=_waited(waits, script.text, launch.line),
                        launching=idle.get(launch.line, frozenset()))
     if found:
         return launch.line, found
@@ -90,7 +94,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
     for number, text in lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines or number in bodies:
             continue
-        found = first_work(line_commands(text), waited=any(n > number for n in waits),
+        found = first_work(line_commands(text), waited=_waited(waits, script.text, number),
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
@@ -115,7 +119,7 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
         if number in launch_lines or number in bodies:
             continue
         found = first_work(line_commands(text), before=True,
-                           waited=any(n > number for n in waits),
+                           waited=_waited(waits, script.text, number),
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
@@ -223,12 +227,71 @@ def _is_wait(words: list[str]) -> bool:
     return next((w for w in words if w not in _CONTROL), None) == "wait"
 
 
-def _wait_lines(text: str) -> list[int]:
-    """The numbers of the shell lines of ``text`` that run a ``wait``, or poll a background
-    job until it ends (:func:`_polling_lines`)."""
-    polls = _polling_lines(text)
-    return [number for number, line in lines_after(text, 1, 0)
-            if number in polls or any(_is_wait(w) for w, _ in simple_commands(line_commands(line)))]
+def _wait_lines(text: str) -> dict[int, frozenset[str] | None]:
+    """The shell lines of ``text`` that run a ``wait`` or open a loop polling a process until
+    it ends, each with what it waits for: the variables it reads (``wait $PID``, ``while
+    kill -0 $PID``) and the programs it asks for (``pgrep -f ./app``); None for every
+    background job (a bare ``wait``; s43 review R15: any wait had waited for all)."""
+    found: dict[int, frozenset[str] | None] = {}
+    for number, line in lines_after(text, 1, 0):
+        for words, _ in simple_commands(line_commands(line)):
+            targets = _poll_targets(words) or (_wait_targets(words) if _is_wait(words) else ())
+            if targets != ():
+                old = found.get(number, frozenset())
+                found[number] = None if targets is None or old is None else old | targets
+    return found
+
+
+def _wait_targets(words: list[str]) -> frozenset[str] | None:
+    """The variables a ``wait``'s ``words`` name (``wait $PID``); None for a bare ``wait``."""
+    named = frozenset(m.group(1) for w in words for m in _VARIABLE_RE.finditer(w))
+    return named or None
+
+
+def _poll_targets(words: list[str]) -> frozenset[str]:
+    """What a loop head's ``words`` poll until it ends (s43 review R8): the variables and
+    program names its condition asks a process probe about (``while kill -0 $PID``, ``until
+    ! ps -p $PID``, ``while test -d /proc/${PID}``, ``while pgrep -f ./app``); empty for no
+    such loop (``while ! [ -f done.flag ]`` waits for a file, not a process)."""
+    if next((w for w in words if w != "!"), "") not in ("while", "until"):
+        return frozenset()
+    condition = " ".join(words)
+    if not _PROBE_RE.search(condition + " "):
+        return frozenset()
+    named = {m.group(1) for m in _VARIABLE_RE.finditer(condition)}
+    for k, word in enumerate(words):
+        if word in ("pgrep", "pidof"):
+            named |= {os.path.basename(w) for w in words[k + 1:]
+                      if not w.startswith("-") and w not in ("]", "]]", ")")}
+    return frozenset(named)
+
+
+def _waited(waits: dict[int, frozenset[str] | None], text: str, number: int) -> bool:
+    """Whether a later wait or poll (:func:`_wait_lines`) waits for a command put in the
+    background on line ``number``: a bare ``wait`` does; one naming a variable, where it
+    holds that command's PID (``PID=$!`` after it) or names its program."""
+    keys = _background_keys(text, number)
+    return any(n > number and (targets is None or targets & keys)
+               for n, targets in waits.items())
+
+
+def _background_keys(text: str, number: int) -> frozenset[str]:
+    """What names the commands put in the background on line ``number``: their programs'
+    names, and the variable set to the last one's PID (``PID=$!``) before another is."""
+    keys: set[str] = set()
+    for at, line in lines_after(text, number - 1, number - 1):
+        simple = list(simple_commands(line_commands(line)))
+        if at == number:
+            keys |= {os.path.basename(w) for words, sep in simple if sep == "&"
+                     for w in words[:1]}
+            keys |= {os.path.basename(w) for words, sep in simple if sep == "&"
+                     for w in words[1:] if not w.startswith("-")}
+        keys |= set(_PID_SET_RE.findall(line))
+        if at > number and any(sep == "&" for _, sep in simple):
+            break
+        if keys & set(_PID_SET_RE.findall(line)):
+            break
+    return frozenset(keys)
 
 
 def _polling_lines(text: str) -> dict[int, int]:
@@ -255,7 +318,7 @@ def _poll_depths(simple: list, depth: int) -> list[int]:
     found = []
     for words, _ in simple:
         head = next((w for w in words if w not in ("do", "then", "else", "!")), "")
-        if not depth and _POLL_RE.match(" ".join(words) + " "):
+        if not depth and _poll_targets(words):
             depth = 1
         elif depth and head in ("while", "until", "for", "select"):
             depth += 1

@@ -251,3 +251,34 @@ def test_a_calls_work_is_its_bodys_by_the_rules_of_the_calls_place(body, before,
     script = read_script(HEAD + body)
     assert (work_before(script, script.launch), work_after(script, script.launch)) == \
         (before, after)
+
+
+@pytest.mark.parametrize("poll", [
+    "while kill -0 $PID; do sleep 60; done", "while test -d /proc/$PID; do sleep 60; done",
+    "while [ -e /proc/$PID ]; do sleep 60; done",
+    'while [[ -d "/proc/${PID}" ]]; do sleep 60; done',
+    'while [ -n "$(ps -p $PID -o pid=)" ]; do sleep 60; done',
+    "until ! ps -p $PID > /dev/null; do sleep 60; done",
+    "while pgrep -f ./prog > /dev/null; do sleep 60; done",
+    "while pidof prog > /dev/null; do sleep 60; done"])
+def test_any_spelling_of_a_poll_of_the_launch_waits_for_it(poll):
+    """s43 review R8: only the tests' spellings had been polls; the others' sleep was work."""
+    script = read_script(f"{HEAD}{LAUNCH} &\nPID=$!\n{poll}\n")
+    assert work_after(script, script.launch) is None
+
+
+def test_a_loop_waiting_for_a_file_is_no_poll_of_the_launch():
+    script = read_script(f"{HEAD}{LAUNCH} &\nwhile ! [ -f done.flag ]; do sleep 60; done\n")
+    assert work_after(script, script.launch) == (6, "sleep 60")
+
+
+@pytest.mark.parametrize("tail, before", [
+    ("PID=$!\nwhile kill -0 $PID; do sleep 60; done\n", None),
+    ("PID=$!\nwait $PID\n", None),
+    ("wait\n", (5, "./monitor.sh")),  # a bare wait waits for every background job
+    ("PID=$!\nwait $PID $MON\n", (5, "./monitor.sh"))])
+def test_a_wait_or_poll_of_one_pid_waits_for_that_job_alone(tail, before):
+    """s43 review R15: a poll of the launch's PID had waited for a monitor started before."""
+    body = "./monitor.sh &\n" + ("MON=$!\n" if "$MON" in tail else "") + LAUNCH + " &\n" + tail
+    script = read_script(HEAD + body)
+    assert work_before(script, script.launch) == before
