@@ -88,6 +88,15 @@ def idle_calls(script: "JobScript", defined: list[Definition]) -> dict[int, froz
     return {n: frozenset(names) for n, names in found.items()}
 
 
+def launch_call(script: "JobScript", defined: list[Definition],
+                launch: "Launch") -> tuple[Definition, int] | None:
+    """The definition whose body holds ``launch`` and the line of the call that runs it
+    (where the launch runs: s43 review R13, work between the definition and the call had
+    been read as after the launch); None for a launch outside a called function."""
+    return next(((d, number) for d, number in _launch_calls(script, defined).items()
+                 if d.first <= launch.line <= d.last), None)
+
+
 def uncalled_launch(script: "JobScript", launch: "Launch") -> str:
     """The one line for a ``launch`` in a function's body that no call runs — never called,
     or defined again before its call — so that the job never launches; "" for none."""
@@ -165,4 +174,5 @@ def _called_anywhere(script: "JobScript", defined: list[Definition], holder: Def
                if number in others for name, _ in _names_called(text))
 
 
-__all__ = ["Definition", "body_lines", "definitions", "idle_calls", "uncalled_launch"]
+__all__ = ["Definition", "body_lines", "definitions", "idle_calls", "launch_call",
+           "uncalled_launch"]

@@ -35,7 +35,7 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.decide.script_functions import body_lines, definitions, idle_calls
+from hpcds1mpi.decide.script_functions import body_lines, definitions, idle_calls, launch_call
 from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -91,6 +91,8 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
         return launch.line, found
     launch_lines = {n for x in script.launches for n in range(x.line, x.last_line + 1)}
     polls, bodies = _polling_lines(script.text), body_lines(script, defined)
+    if called := launch_call(script, defined, launch):  # runs at its call, not its definition
+        bodies = bodies | set(range(called[0].last + 1, called[1]))
     for number, text in lines_after(script.text, launch.line, launch.last_line):
         if number in launch_lines or number in bodies:
             continue
@@ -113,8 +115,11 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
     defined = definitions(script, lambda line: _body_work(line, before=True))
     idle = idle_calls(script, defined)
     polls, bodies = _polling_lines(script.text), body_lines(script, defined)
+    called = launch_call(script, defined, launch)  # runs at its call, not its definition
+    if called:
+        bodies = bodies | set(range(launch.last_line + 1, called[0].last + 1))
     for number, text in lines_after(script.text, 1, 0):
-        if number >= launch.line:
+        if number >= (called[1] if called else launch.line):
             break
         if number in launch_lines or number in bodies:
             continue
@@ -139,8 +144,10 @@ def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
     before = work_before(script, launch) if launch is not None and found is None else None
     if before is not None:
         number, command = before
-        return (f"line {number} runs `{command}` before the launch on line {launch.line}: the "
-                f"recommended walltime covers the launch alone, so --rewrite keeps "
+        called = launch_call(script, definitions(script), launch)
+        at = f" (run by `{called[0].name}` on line {called[1]})" if called else ""
+        return (f"line {number} runs `{command}` before the launch on line {launch.line}{at}: "
+                f"the recommended walltime covers the launch alone, so --rewrite keeps "
                 f"{_kept(script)}; check it covers both")
     if found is None:
         return None

@@ -282,3 +282,22 @@ def test_a_wait_or_poll_of_one_pid_waits_for_that_job_alone(tail, before):
     body = "./monitor.sh &\n" + ("MON=$!\n" if "$MON" in tail else "") + LAUNCH + " &\n" + tail
     script = read_script(HEAD + body)
     assert work_before(script, script.launch) == before
+
+
+@pytest.mark.parametrize("body, before, after", [
+    ("run_sim() { srun ./app 96 20; }\npython3 make_mesh.py\nrun_sim\n",
+     (6, "python3 make_mesh.py"), None),
+    ("run_sim() {\n  srun ./app 96 20\n}\npython3 make_mesh.py\nrun_sim\n",
+     (8, "python3 make_mesh.py"), None),
+    ("run_sim() {\n  python3 pre.py\n  srun ./app 96 20\n  python3 post.py\n}\nrun_sim\n",
+     (6, "python3 pre.py"), (8, "python3 post.py")),
+    ("run_sim() { srun ./app 96 20; }\necho ready\nrun_sim\npython3 plot.py\n",
+     None, (8, "python3 plot.py"))])
+def test_a_launch_in_a_function_runs_at_its_call(body, before, after):
+    """s43 review R13: pre-processing between the definition and the call had been said to
+    run after the launch (placed at the definition)."""
+    script = read_script(HEAD + body)
+    assert (work_before(script, script.launch), work_after(script, script.launch)) == \
+        (before, after)
+    if before and not after:  # the note says work after the launch first
+        assert "(run by `run_sim` on line" in work_after_note(script, script.launch)
