@@ -13,7 +13,6 @@ no call runs never runs it: :func:`uncalled_launch` says so.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_commands
@@ -21,10 +20,6 @@ from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_comm
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
-#: A shell function's definition: ``name() {``, ``name() (``, ``function name {``; its
-#: body's opening ``{`` or ``(`` (group 3), or none where it opens on a later line.
-_FUNCTION_RE = re.compile(r"\s*(?:function\s+([A-Za-z_][\w.:-]*)\s*(?:\(\s*\))?"
-                          r"|([A-Za-z_][\w.:-]*)\s*\(\s*\))\s*(\{|\(|$)")
 #: Words that open or end a structure before a command (the called name follows them).
 _CONTROL = frozenset({"if", "then", "else", "elif", "fi", "while", "until", "do", "done",
                       "{", "}", "(", ")", "!", "command", "builtin"})
@@ -51,9 +46,8 @@ def definitions(script: "JobScript",
     found: list[Definition] = []
     name, opener, first, depth, body = "", "", 0, 0, []
     for number, text in lines_after(script.text, 1, 0):
-        if not name and (match := _FUNCTION_RE.match(text)):
-            name, first, depth, body = match.group(1) or match.group(2), number, 0, []
-            opener, text = match.group(3), text[match.start(3):]
+        if not name and (head := _head(text)):
+            (name, opener, text), first, depth, body = head, number, 0, []
         elif not name:
             continue
         opener = opener or text.lstrip()[:1]
@@ -112,6 +106,22 @@ def uncalled_launch(script: "JobScript", launch: "Launch") -> str:
             f"after that definition")
 
 
+def _head(text: str) -> tuple[str, str, str] | None:
+    """(name, opener, the line's text from its opener on) of a line that begins a function's
+    definition (:func:`~hpcds1mpi.launch.shell_functions.definition_head`); None for none."""
+    from hpcds1mpi.launch.shell_functions import definition_head
+
+    words = next(iter(line_commands(text)), [])
+    if not (head := definition_head(words)):
+        return None
+    name, size, opener = head
+    at = 0
+    for word in words[:size]:  # past the head's words as written, its opener included
+        at = text.index(word, at) + len(word)
+    rest = text[at:].lstrip()
+    return name, opener, rest if rest.startswith(opener) else f"{opener} {rest}"
+
+
 def _depth(text: str, opener: str) -> int:
     """How many braces (``opener`` ``{``) or parentheses (``(``) ``text`` opens, less those
     it closes."""
@@ -139,8 +149,8 @@ def _names_called(text: str):
     +1, -1, 0)."""
     from hpcds1mpi.launch.exec_wrappers import ASSIGNMENT
 
-    if match := _FUNCTION_RE.match(text):  # a definition's head calls nothing
-        text = text[match.start(3):]
+    if head := _head(text):  # a definition's head calls nothing
+        text = head[2]
     for words, _ in simple_commands(line_commands(text)):
         called = next((w for w in words if w not in _CONTROL and not ASSIGNMENT.match(w)), "")
         loop = words[:1] in (["for"], ["while"], ["until"], ["select"])

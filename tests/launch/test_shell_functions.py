@@ -44,3 +44,26 @@ def test_a_one_line_function_holding_the_launch_is_read_as_a_launch(body):
 ])
 def test_a_subshell_bodys_closing_parenthesis_is_no_word_of_its_command(words, body):
     assert words[function_body(words)] == body
+
+
+@pytest.mark.parametrize("words, head", [
+    (["run_sim(){", "srun", "./app", ";", "}"], ("run_sim", 1, "{")),
+    (["run_sim()"], ("run_sim", 1, "")),  # its `{` on the next line
+    (["function", "run_sim"], ("run_sim", 2, "")),
+    (["run_sim", "()", "{"], ("run_sim", 3, "{")),
+    (["run_sim", "{"], None), (["srun", "./app"], None)])
+def test_one_reader_gives_a_definitions_name_head_and_opener(words, head):
+    """s43 review R17: the script reader and the work reader had each read heads their way."""
+    from hpcds1mpi.launch.shell_functions import definition_head
+
+    assert definition_head(words) == head
+
+
+def test_a_glued_head_holding_the_launch_is_read_by_both_readers():
+    from hpcds1mpi.decide.script_functions import definitions
+    from hpcds1mpi.decide.work_after_launch import work_after
+
+    script = read_script(HEAD + "run_sim(){ srun ./app 96 20; }\nrun_sim\npython3 plot.py\n")
+    assert script.launch is not None and script.launch.program == "./app"
+    assert [d.name for d in definitions(script)] == ["run_sim"]
+    assert work_after(script, script.launch) == (7, "python3 plot.py")
