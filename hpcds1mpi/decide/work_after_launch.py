@@ -71,8 +71,8 @@ _NO_PROGRAM = frozenset({"for", "select", "case", "function"})
 #: A loop condition that asks whether a process still runs: ``kill -0``, ``ps``, ``pgrep``,
 #: ``pidof``, its ``/proc`` entry (``test -d``, ``[ -e ]``, ``[[ -d ]]``).
 _PROBE_RE = re.compile(r"\bkill\s+(-0|-s\s+0)\b|\bps\s|\bpgrep\s|\bpidof\s|/proc/")
-#: A variable read in a command (``$PID``, ``${PID}``).
-_VARIABLE_RE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+#: A variable read in a command (``$PID``, ``${PID}``; ``$!``: the last background PID).
+_VARIABLE_RE = re.compile(r"\$\{?([A-Za-z_]\w*|!)\}?")
 #: An assignment of the last background command's PID (``PID=$!``).
 _PID_SET_RE = re.compile(r"(?:^|[\s;&])([A-Za-z_]\w*)=\"?\$!")
 #: The most characters of a command shown.
@@ -278,8 +278,17 @@ def _waited(waits: dict[int, frozenset[str] | None], text: str, number: int) -> 
     background on line ``number``: a bare ``wait`` does; one naming a variable, where it
     holds that command's PID (``PID=$!`` after it) or names its program."""
     keys = _background_keys(text, number)
-    return any(n > number and (targets is None or targets & keys)
+    return any(n > number and (targets is None or targets & keys
+                               or ("!" in targets and _last_background(text, n) == number))
                for n, targets in waits.items())
+
+
+def _last_background(text: str, before: int) -> int:
+    """The line of the last command put in the background before line ``before`` (whose
+    PID ``$!`` holds there); 0 for none."""
+    return max((number for number, line in lines_after(text, 1, 0) if number < before
+                and any(sep == "&" for _, sep in simple_commands(line_commands(line)))),
+               default=0)
 
 
 def _background_keys(text: str, number: int) -> frozenset[str]:
@@ -293,10 +302,10 @@ def _background_keys(text: str, number: int) -> frozenset[str]:
                      for w in words[:1]}
             keys |= {os.path.basename(w) for words, sep in simple if sep == "&"
                      for w in words[1:] if not w.startswith("-")}
-        keys |= set(_PID_SET_RE.findall(line))
         if at > number and any(sep == "&" for _, sep in simple):
-            break
-        if keys & set(_PID_SET_RE.findall(line)):
+            break  # `$!` is another command's from here on
+        if pid_set := set(_PID_SET_RE.findall(line)):
+            keys |= pid_set
             break
     return frozenset(keys)
 

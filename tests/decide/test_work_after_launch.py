@@ -301,3 +301,12 @@ def test_a_launch_in_a_function_runs_at_its_call(body, before, after):
         (before, after)
     if before and not after:  # the note says work after the launch first
         assert "(run by `run_sim` on line" in work_after_note(script, script.launch)
+
+
+@pytest.mark.parametrize("tail, before", [
+    ("while kill -0 $!; do sleep 60; done\n", None),  # $!: the launch's PID
+    ("wait $!\n", None),
+    ("./other &\nOTHER=$!\nwait $OTHER\n", None)])  # another job's PID set after
+def test_a_wait_for_the_last_background_pid_waits_for_that_job_alone(tail, before):
+    script = read_script(HEAD + "./monitor.sh &\n" + LAUNCH + " &\n" + tail)
+    assert work_before(script, script.launch) == before
