@@ -23,10 +23,11 @@ shell.bash hook)"``) is none: a pre-processing program (``python3 make_mesh.py``
 (:mod:`~hpcds1mpi.launch.script_repeats`); here-document bodies are no commands; a command
 substitution's commands are read as the line's own (``RESULT=$(python3 summarize.py)``); an
 exec wrapper that runs no program (``env``, ``numactl --hardware``) prints and exits; a command
-in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it. The
-first call of a shell function whose body holds the launch is that launch; a later one is work.
-Any other function's body runs where it is called, as its last definition before the call
-has it: its work is said at the call's line (:mod:`~hpcds1mpi.decide.script_functions`).
+in the background (``./monitor.sh &``) is work only where a later ``wait`` waits for it: a
+bare one, or one (or a poll) naming its PID (``PID=$!``, ``$!``) or program. A launch in a
+function runs at the first call of it; a later call is work. Any other function's body runs
+where it is called, as its last definition before the call has it, judged by the rules of
+that place: its work is said at the call's line (:mod:`~hpcds1mpi.decide.script_functions`).
 """
 
 from __future__ import annotations
