@@ -30,10 +30,11 @@ def kept_failures_note(store, plan, machine_id: str, done: set, out: str) -> str
             and store.runs[(machine_id, spec.run_id)]["status"] in KEPT]
     if not kept:
         return ""
-    named = [f"{spec.workload} size {spec.size:g} {spec.config.label()} ({status})"
+    named = [f"{spec.workload} size {int(spec.size)} {spec.config.label()} ({status})"
              for spec, status in kept[:NAMED]]
     more = f" and {len(kept) - NAMED} more" if len(kept) > NAMED else ""
-    sizes = ",".join(f"{size:g}" for size in sorted({spec.size for spec, _ in kept}))
+    # integers exactly, as --sizes takes them (":g" made 1234567 "1.23457e+06": refused)
+    sizes = ",".join(str(size) for size in sorted({int(spec.size) for spec, _ in kept}))
     return (f"note: {len(kept)} of the runs already done in {out} are failures, kept as "
             f"measured and not run again: {', '.join(named)}{more}; recommend and advise read "
             "them as failing there. If their cause is put right (a missing input, --setup), "

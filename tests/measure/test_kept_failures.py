@@ -48,3 +48,14 @@ def test_many_failures_are_counted_past_the_first_few():
     plan, store, done = _resumed({(s, 1): "failed" for s in range(10, 80, 10)})
     said = kept_failures_note(store, plan, "m", done, "x.h5")
     assert " and 3 more;" in said and "--sizes 10,20,30,40,50,60,70 " in said
+
+
+def test_large_sizes_are_written_as_the_integers_sweep_sizes_takes():
+    from hpcds1mpi.measure.ranges import parse_ints
+
+    plan, store, done = _resumed({(1234567, 1): "failed", (1000000, 1): "oom", (64, 1): "failed"})
+    said = kept_failures_note(store, plan, "m", done, "x.h5")
+    assert "rheolef size 1234567 N1xR1xT1-cpu-fp64 (failed)" in said and "e+06" not in said
+    sizes = said.split("this sweep with --sizes ", 1)[1].split(" ", 1)[0]
+    assert sizes == "64,1000000,1234567"
+    assert parse_ints(sizes, "sizes") == [64, 1000000, 1234567]  # the printed command is accepted
