@@ -74,6 +74,27 @@ def test_programs_that_start_mpi_are_never_refused(tmp_path):
             assert calls_mpi_init(path) is True, name
 
 
+@pytest.mark.parametrize("library", ["mpisolver", "mpifx", "mpi_helpers"])
+def test_a_users_library_named_libmpi_that_starts_mpi_is_not_taken_for_mpis_own(tmp_path,
+                                                                                 library):
+    # s43 K3: a program starting MPI through its own libmpisolver.so (DFTB+'s libmpifx) was
+    # refused, the library skipped as MPI's own by its name
+    (tmp_path / "solver.c").write_text("#include <mpi.h>\nvoid solver_start(int *c, char ***v) "
+                                       "{ MPI_Init(c, v); }\n")
+    if not shutil.which(MPICC):
+        pytest.skip("Open MPI's mpicc missing")
+    subprocess.run([MPICC, "-shared", "-fPIC", "solver.c", "-o", f"lib{library}.so"],
+                   check=True, timeout=120, cwd=tmp_path)
+    app = _compile(tmp_path, "app", "#include <mpi.h>\nvoid solver_start(int *, char ***);\n"
+                   "int main(int c, char **v) { int n; solver_start(&c, &v); "
+                   "MPI_Comm_size(MPI_COMM_WORLD, &n); return 0; }\n",
+                   "-L.", f"-l{library}", "-Wl,-rpath,$ORIGIN")
+    assert calls_mpi_init(app) is True
+    program = program_mpi([app])
+    assert program.family == "openmpi" and not known_without_mpi(program), program
+    unproven_ranks(program, 2, ranks_regex=False)  # not refused
+
+
 def test_the_venv_mpich_mpicc_program_is_read_as_starting_mpi(tmp_path):
     import os
     import sys
