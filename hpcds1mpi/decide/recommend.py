@@ -31,7 +31,8 @@ from hpcds1mpi.decide.recommendation import (
     Place, Recommendation, format_energy, format_memory, format_time)
 from hpcds1mpi.decide.trained_hardware import (cpu_differs, gpu_not_compared,
                                                matching_partition, trained_partitions)
-from hpcds1mpi.decide.unfit_measured import nothing_fits_line, ok_layouts
+from hpcds1mpi.decide.unfit_measured import (doomed_calibration_note, failed_layouts,
+                                             nothing_fits_line, ok_layouts)
 from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -344,6 +345,14 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
                                   uses_threads=prep.uses_threads)
         rec.calibration_steps = calibration_steps(cal_scores, target,
                                                   precisions=program_precisions)
+        doomed = nothing_fits_line(prep.offer.levels, target.usable_cores_per_node, workload,
+                                   ok_layouts(bundle, workload)) and doomed_calibration_note(
+            rec.calibration_steps, failed_layouts(bundle, workload), workload)
+        if doomed:  # every step failed at every measured size: a known refusal (s43 K6)
+            from hpcds1mpi.decide.recommendation import NO_CALIBRATION
+
+            rec.calibration_steps = []
+            rec.notes.append(f"{NO_CALIBRATION}: {doomed}")
         if rec.calibration_steps:
             rec.calibration_partition = target
             rec.calibration_cluster = clusters.get(judged.label)
@@ -355,7 +364,7 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
             rec.calibration_new_machine = (target.name not in trained or bool(
                 cpu_differs(bundle, target))) if trained else None
             rec.calibration_trained_as = matching_partition(bundle, target) or ""  # s31 Q8
-        else:
+        elif not doomed:
             rec.notes.append(no_calibration_note(judged, cal_scores, size))
     return rec
 

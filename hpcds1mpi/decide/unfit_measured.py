@@ -10,7 +10,9 @@ lists it among what was left out (:func:`~hpcds1mpi.decide.offer.offer_heading` 
 call the offer measured), and recommend escalates with it: its calibration sweep measures the
 layouts that fit; or a cluster file with nodes of more cores offers the measured ones. Where
 the layouts within the cores ran and failed (mplrs swept at 1-4 ranks), the line names them,
-and the measured ok ones that need more cores.
+and the measured ok ones that need more cores; where every step a calibration would measure is
+such a layout, failed at every measured size, :func:`doomed_calibration_note` offers none (its
+job would spend its hour on a known refusal: s43 tester K6) and ``--emit`` refuses.
 """
 
 from __future__ import annotations
@@ -66,4 +68,45 @@ def nothing_fits_line(levels, cores: int, workload: str,
             f"or {bigger}")
 
 
-__all__ = ["NOTHING_FITS", "nothing_fits_line", "ok_layouts"]
+def failed_layouts(bundle, workload: str) -> dict[tuple[int, int, int], list[int]]:
+    """(nodes, ranks per node, threads) -> the sizes ``workload``'s training runs failed at
+    (any status but ok), for the layouts that never ran ok; {} where the bundle keeps no
+    training rows to read."""
+    from hpcds1mpi.config import OK
+    from hpcds1mpi.decide import bundle_cache
+
+    try:
+        rows = bundle_cache.training_columns(bundle)
+        columns = [rows[c] for c in ("workload", "status", "nodes", "ranks_per_node",
+                                     "threads", "size")]
+    except (AttributeError, KeyError, TypeError):
+        return {}
+    failed: dict[tuple[int, int, int], set] = {}
+    ran_ok = set()
+    for w, s, n, r, t, size in zip(*columns):
+        if str(w) != str(workload):
+            continue
+        key = (int(n), int(r), int(t))
+        if str(s) == OK:
+            ran_ok.add(key)
+        else:
+            failed.setdefault(key, set()).add(int(size))
+    return {key: sorted(sizes) for key, sizes in failed.items() if key not in ran_ok}
+
+
+def doomed_calibration_note(steps, failed: dict, workload: str) -> str:
+    """Why no calibration sweep (the line after recommendation's ``NO_CALIBRATION: ``) where
+    every one of ``steps`` measures a layout in ``failed`` (:func:`failed_layouts`), else "":
+    the sweep would fail as every measured size did."""
+    layouts = [(s.config.nodes, s.config.ranks_per_node, s.config.threads) for s in steps]
+    if not layouts or any(layout not in failed for layout in layouts):
+        return ""
+    sizes = sorted({size for layout in layouts for size in failed[layout]})
+    names = ", ".join(dict.fromkeys(s.config.label() for s in steps))
+    return (f"the layouts that fit the node ({names}) failed at every "
+            f"size {workload} was measured at ({', '.join(map(str, sizes))}), so measuring "
+            "them again would fail the same way; the fix is nodes of more cores (--cluster)")
+
+
+__all__ = ["NOTHING_FITS", "doomed_calibration_note", "failed_layouts", "nothing_fits_line",
+           "ok_layouts"]

@@ -28,6 +28,11 @@ def _levels(ranks, threads=(1,), external=True):
 def oversubscribed_bundle():
     """The analytic stand-in, knowing a program measured only at 32 and 64 ranks per node,
     more than the fake ``cpu`` partition's 16 cores (as mplrs at 3 and 4 on 2 cores)."""
+    return _oversubscribed()
+
+
+def _oversubscribed():
+    """:func:`oversubscribed_bundle`'s stand-in."""
     from tests.fake_bundle import WIDE_SIZES, FakeBundle
 
     bundle = FakeBundle(workloads=("stencil", "needs32"), sizes=WIDE_SIZES)
@@ -92,3 +97,39 @@ def test_advise_does_not_rewrite_a_measured_layout_into_one_never_run(oversubscr
                workload="needs32")
     assert a.recommendation.verdict.verdict == "escalate"
     assert a.recommended is None and not a.changes and a.rewritten is None
+
+
+def test_no_calibration_of_layouts_that_failed_at_every_measured_size():
+    """Was (s43 tester K6): need3, refusing fewer than 3 ranks, measured at 1-4 ranks on
+    2-core nodes, was offered (and --emit wrote) a calibration sweep of 1 and 2 ranks, the
+    layouts that had failed at every measured size, beside the line saying nothing fits."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.unfit_measured import doomed_calibration_note, failed_layouts
+    from hpcds1mpi.surrogates.columns import Columns
+
+    runs = [(r, size, "ok" if r >= 3 else "failed") for r in (1, 2, 3, 4) for size in (10, 20, 40)]
+    runs += [(2, 20, "failed")]  # a repeat
+    rows = Columns({"workload": ["need3"] * len(runs) + ["other"],
+                    "status": [s for _, _, s in runs] + ["failed"],
+                    "nodes": [1] * (len(runs) + 1),
+                    "ranks_per_node": [r for r, _, _ in runs] + [3],
+                    "threads": [1] * (len(runs) + 1),
+                    "size": [size for _, size, _ in runs] + [10]})
+    bundle = SimpleNamespace(training_columns=lambda: rows)
+    failed = failed_layouts(bundle, "need3")
+    assert failed == {(1, 1, 1): [10, 20, 40], (1, 2, 1): [10, 20, 40]}  # 3, 4 ran ok
+
+    def step(nodes, ranks):
+        return SimpleNamespace(config=Configuration(nodes=nodes, ranks_per_node=ranks))
+
+    why = doomed_calibration_note([step(1, 1), step(1, 2)], failed, "need3")
+    assert why == ("the layouts that fit the node (N1xR1xT1-cpu-fp64, "
+                   "N1xR2xT1-cpu-fp64) failed at every size need3 was measured at (10, 20, "
+                   "40), so measuring them again would fail the same way; the fix is nodes of "
+                   "more cores (--cluster)")
+    # a step never run (2 nodes x 2 ranks: 4 ranks, which the program may take) keeps the sweep
+    assert doomed_calibration_note([step(1, 1), step(2, 2)], failed, "need3") == ""
+    assert doomed_calibration_note([], failed, "need3") == ""
+    assert failed_layouts(SimpleNamespace(), "need3") == {}
