@@ -121,3 +121,52 @@ def test_a_sweep_records_a_program_that_refused_its_rank_count_failed(tmp_path):
     assert summary["statuses"] == {"failed": 1}, runs[["status", "error"]]
     assert list(runs["error"]) == ["exit 0, but the program refused to run at 1 rank: "
                                    "needs3 requires at least 3 processes."]
+
+
+@pytest.mark.parametrize("line, ranks", [
+    # s43 tester K1: a rule the run's count meets, read in full
+    ("nprocs must be even (got 4)", 4),
+    ("nprocs must be even (got 2)", 2),
+    ("number of ranks must be a power of two: 4 is fine", 4),
+    ("check: number of processes must be equal to 4 -- passed", 4),
+    ("number of processes must be between 1 and 64", 4),
+    ("requires 2 or more processes", 4),
+    ("requires 2 or more processes", 2),
+    ("at least 2 processes are required", 4),
+    ("requires 1 process per node", 2),  # per node / per GPU: not the run's count
+    ("needs 1 process per GPU", 2),
+    ("I/O needs at most 2 procs; using 2 of 4 for I/O", 4),
+    ("the rule of this code: number of processes must be frobnicated", 3),  # unread: left alone
+    # s43 tester K2: the program says it goes on
+    ("The multigrid preconditioner requires exactly 4 MPI tasks per level; skipping it, "
+     "using Jacobi.", 2),
+    ("the result needs 2 processors to verify; verification skipped", 1),
+    ("Run complete. Number of processes must be a power of 2 for the FFT path; using direct "
+     "path.", 3),
+    ("Summary: ran on 2 processes; the solver needs 4 processes per node ideally", 2),
+    ("no errors, not enough MPI ranks were idle", 2),
+    ("this step requires at least 2 processes to go fast", 1),
+])
+def test_a_rule_the_run_meets_or_goes_on_from_is_not_a_refusal_even_as_its_last_line(line, ranks):
+    assert rank_demand(f"starting\n{line}\n", "", ranks) == ""
+
+
+@pytest.mark.parametrize("line, ranks", [
+    ("nprocs must be even (got 3)", 3),
+    ("number of processes must be between 2 and 64", 1),
+    ("requires 2 or more processes", 1),
+    ("at least 2 processes are required", 1),
+    ("This program must be run with at most 8 processes", 16),
+    ("Need an odd number of processes", 4),
+])
+def test_a_rule_the_run_does_not_meet_is_a_refusal(line, ranks):
+    assert rank_demand(f"starting\n{line}\n", "", ranks) == line
+
+
+def test_a_demand_followed_by_more_work_is_not_where_the_run_quit():
+    """s43 tester K2: "... verification skipped" then "PASSED" had failed a good run."""
+    assert rank_demand("the result needs 2 processors to verify\nPASSED\n", "", 1) == ""
+    assert rank_demand("mplrs requires at least 3 processes.\nstep 1\nstep 2\n", "", 2) == ""
+    # the same refusal from each rank, then MPI's abort trailer: it quit there
+    out = "needs at least 4 processes\nneeds at least 4 processes\nAborting.\n---\n"
+    assert rank_demand(out, "", 2) == "needs at least 4 processes"
