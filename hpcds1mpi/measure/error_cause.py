@@ -89,10 +89,16 @@ def restates(line: str, originals: list[str]) -> bool:
 
 #: Words of a line saying the program went on without the file: no cause of a later error
 #: (s37 reviewer R3: "optional file tuning.dat not found, using built-in defaults" had
-#: replaced "solver diverged at step 3" as the reason).
+#: replaced "solver diverged at step 3" as the reason); or that it recovered from a value it
+#: refused (s43 tester K4: "timestep too large for stability, reducing dt to 0.005", "ghost
+#: index 7 out of range, clamped to 6", "... needs at least 3 grids, doing without it",
+#: "illegal nlev (-1) replaced by 4" had beaten the later "Error: solver diverged ...").
 WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
                      r"\bcontinu(?:e|es|ing)\b|\bfalling back\b|\binstead\b|"
-                     r"\bwill be created\b", re.IGNORECASE)
+                     r"\bwill be created\b|\breduc(?:ed|ing)\b|\bclamp(?:ed|ing)\b|"
+                     r"\breplaced (?:by|with)\b|\bdoing without\b|\bwithout it\b|"
+                     r"\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
+                     r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE)
 
 
 def names_cause(text: str) -> bool:

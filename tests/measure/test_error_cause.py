@@ -198,3 +198,17 @@ def test_a_count_of_inputs_skipped_as_illegal_is_no_refusal():
     """ScaLAPACK's tester's summary line "1 tests skipped because of illegal input values." had
     beaten its "Unable to perform factorization: need TOTMEM ..." once "illegal" alone counted."""
     assert not names_cause("1 tests skipped because of illegal input values.")
+
+
+@pytest.mark.parametrize("recovered", [
+    "timestep too large for stability, reducing dt to 0.005",
+    "ghost index 7 out of range, clamped to 6",
+    "Richardson extrapolation needs at least 3 grids, doing without it",
+    "illegal nlev (-1) replaced by 4",
+])
+def test_a_refused_value_the_program_recovered_from_is_not_the_reason(recovered):
+    """s43 tester K4: the recovered line had been the reason over the later real error."""
+    stdout = (f"step 1: dt=0.01\n{recovered}\nstep 2: dt=0.005\n"
+              "Error: solver diverged at step 30 (NaN in pressure)\n")
+    assert not names_cause(recovered)
+    assert _reason(stdout, "") == "exit code 255: Error: solver diverged at step 30 (NaN in pressure)"
