@@ -87,7 +87,21 @@ def ending_error(stdout: str, stderr: str) -> str:
             said, last = with_message(kept, i)
             if last == end and not _is_value(said):  # its message too ("Error:" over a value)
                 return clipped(printable(said, keep="\t"), 300)
+        if QUIT_LINE.search(kept[end]) and not _COUNTED.match(kept[end]):
+            return clipped(printable(kept[end], keep="\t"), 300)
     return ""
+
+
+#: A last line whose final words say the program quit: mpgrafic's " Illegal choice.  Aborting"
+#: under an exit 0 having written nothing (s43 tester L1), "Aborting.", "... Aborting!",
+#: "aborting run", "Run aborted."; only as the line's end, and not an offer or a condition
+#: ("press q to abort", "will abort"): "aborting" mid-run with output after it, or a word
+#: holding "abort" ("abortion", "MPI_Abort_hook"), stays ``ok``.
+QUIT_LINE = re.compile(
+    r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
+    r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
+#: A count of aborts, not the program's quitting: "0 runs aborted", "no jobs aborted".
+_COUNTED = re.compile(r"^\s*(?:\d+|no|none|zero)\s+(?:\w+\s+){0,3}abort", re.IGNORECASE)
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

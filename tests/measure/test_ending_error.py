@@ -139,3 +139,28 @@ def test_an_error_then_an_abort_mid_run_stays_ok_but_is_named_for_a_note():
         == ("", "")
     assert error_then_abort("run aborted by user request? no\nError: 1.2e-05\n", "") == ("", "")
     assert error_then_abort("Error: 0\nno aborts\n", "") == ("", "")
+
+
+@pytest.mark.parametrize("stdout, line", [
+    # s43 tester L1: mpgrafic given an invalid spectrum case, exit 0 after 0.5 s, nothing written
+    (" Reading input\n Choose a power spectrum: 1 .. 5\n Illegal choice.  Aborting\n",
+     "Illegal choice.  Aborting"),
+    ("step 1\ninput deck incomplete. Aborting.\n", "input deck incomplete. Aborting."),
+    ("mesh has negative volume... Aborting!\n", "mesh has negative volume... Aborting!"),
+    ("bad restart file, aborting run\n", "bad restart file, aborting run"),
+    ("Run aborted.\n", "Run aborted."),
+])
+def test_a_last_line_saying_it_aborted_under_exit_0_is_failed(stdout, line):
+    """Was (s43 tester L1): stored ok and timed, a run that did no work as training data."""
+    assert classify({**BASE, "stdout": stdout}, 60) == (
+        "failed", f"exit 0, but the program ended with: {line}")
+
+
+@pytest.mark.parametrize("stdout", [
+    "step 1\nAborting line search, retrying with smaller step\nstep 2\nenergy -1.5\n",
+    "iteration 3: aborting\nrestarting from checkpoint\ndone\n",  # mid-run, output after it
+    "abortion_rate 0.3\n", "calling MPI_Abort_hook\n", "press q to abort\n",
+    "0 runs aborted\n", "the solver will abort\n",
+])
+def test_abort_words_mid_run_or_inside_other_words_stay_ok(stdout):
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
