@@ -25,9 +25,13 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     from hpcds1mpi.decide.recommendation import format_energy, format_time
 
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
-    if side.predicted:  # a failing layout's runs end when it fails (s39 tester A4)
-        what = "predicted time until it fails" if fails(side) else "predicted runtime"
-        lines.append(f"{'':<12}{what} {format_time(side.runtime_s)} "
+    if side.predicted and fails(side):  # its own failed runs' time, never another layout's
+        lines.append(f"{'':<12}" + (  # (s39 tester A4, s43 tester L2)
+            f"its runs failed after {format_time(side.failed_after_s)} (measured)"
+            if math.isfinite(side.failed_after_s) else
+            "no time until it fails: no failed run of it was measured at this size"))
+    elif side.predicted:
+        lines.append(f"{'':<12}predicted runtime {format_time(side.runtime_s)} "
                      f"({format_time(side.runtime_lo)}–{format_time(side.runtime_hi)}), energy "
                      f"{format_energy(side.energy_j)} ({format_energy(side.energy_lo)}–"
                      f"{format_energy(side.energy_hi)}, {energy_label})")

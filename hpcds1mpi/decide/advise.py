@@ -37,8 +37,7 @@ from hpcds1mpi.decide.recommend_prepare import refuse_job_bundle
 from hpcds1mpi.decide.advise_gain import (fails, judge_gain, percent_change, reasons_for_shown,
                                           same_layout)
 from hpcds1mpi.decide.advise_launch import launch_notes
-from hpcds1mpi.decide.advise_memory import (memory_refusal, memory_warnings,
-                                            rewritten_memory_mib)
+from hpcds1mpi.decide.advise_memory import memory_refusal, memory_warnings, rewritten_memory_mib
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
@@ -81,7 +80,7 @@ class Side:
         walltime_s: the time limit asked (the script's) or to ask (1.5 x the predicted upper
             runtime, as ``recommend`` writes it).
         runtime_s / runtime_lo / runtime_hi, energy_j / energy_lo / energy_hi: predicted
-            (NaN when not predicted).
+            (NaN when not predicted); failed_after_s: its own failed runs' median time here.
         problem: why there is no prediction or why the layout is expected to fail ("").
         unmeasured: parts of the layout at levels the model never measured (extrapolated).
         lines: script lines it was read from (asked side only).
@@ -104,6 +103,7 @@ class Side:
     lines: list[int] = field(default_factory=list)
     walltime_basis: str = ""
     mem_need_mib: float = float("nan")
+    failed_after_s: float = float("nan")
 
     @property
     def predicted(self) -> bool:

@@ -80,4 +80,9 @@ def predict_side(bundle, workload: str, size: int, partition: "Partition",
     side.problem = {"fail": "predicted to fail", "memory": "predicted to run out of memory"
                     }.get(str(row.get("reason", "")), "")
     side.unmeasured = unmeasured(bundle, workload, config)
+    if side.problem:  # its time is its own failed runs', never the runs beside it (s43 L2)
+        from hpcds1mpi.decide.failed_time import measured_failure_time
+
+        side.failed_after_s = measured_failure_time(
+            bundle, workload, size, partition.name, config)
     return side

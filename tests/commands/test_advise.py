@@ -438,3 +438,23 @@ def test_a_profilers_option_value_written_as_a_path_is_not_the_program(job, tmp_
     assert res.returncode == 0, res.stderr
     assert "workload stencil (from the program on line 5), size 128" in res.stdout
     assert "line 5 runs the program under `nsys`" in res.stdout
+
+
+@pytest.mark.parametrize("failed_after, said", [
+    (3.52, "its runs failed after 3.52 s (measured)"),
+    (float("nan"), "no time until it fails: no failed run of it was measured at this size"),
+])
+def test_a_failing_layouts_time_is_its_own_measured_failure_never_another_layouts(
+        failed_after, said):
+    """Was (s43 tester L2): GetDP's 1 rank, failed after 3.52 s at size 50, was given
+    "predicted time until it fails 1.47 s (1.39 s–2.2 s)", the 2 ranks' runtime there."""
+    from hpcds1mpi.commands.advise import _side
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.decide.advise import Side
+
+    side = Side(Configuration(1, 1, 1, "cpu", "fp64"), "local", 300, runtime_s=1.47,
+                runtime_lo=1.39, runtime_hi=2.2, energy_j=14.7, energy_lo=11.0, energy_hi=18.6,
+                problem="predicted to fail", failed_after_s=failed_after)
+    lines = _side("asked", side, "modelled", "slurm")
+    assert lines[1].strip() == said
+    assert not any("1.47" in ln or "14.7" in ln for ln in lines)
