@@ -326,6 +326,9 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
                                    float(rec.picked.choice.pick["runtime_s"]),
                                    prep.offer.threads)
         rec.left_out += [line] if line else []
+        from hpcds1mpi.decide.failed_layouts import every_run_failed_lines
+
+        rec.left_out += every_run_failed_lines(bundle, workload, rec.picked.partition.name)
     if verdict.verdict == "escalate" and not familiar_but_impossible and not program_given \
             and (why := _nothing_to_calibrate(bundle, workload)):
         rec.notes.append(why)
