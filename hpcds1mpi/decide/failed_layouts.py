@@ -21,7 +21,16 @@ def every_run_failed_lines(bundle, workload: str, partition: str) -> list[str]:
     """One line per layout of ``workload`` on ``partition`` whose measured runs all failed
     ("ranks per node 1: every run failed (4 of 4, at sizes 25-100): <its commonest reason>"),
     named by the parts in which the measured layouts differ; [] where there is none or the
-    bundle holds no training rows."""
+    bundle holds no training rows. Read once per bundle, workload and partition: every
+    recommend with a pick asks it."""
+    from hpcds1mpi.decide import bundle_cache
+
+    return list(bundle_cache.memo(bundle, ("every_run_failed", workload, partition),
+                                  lambda: _failed_lines(bundle, workload, partition)))
+
+
+def _failed_lines(bundle, workload: str, partition: str) -> list[str]:
+    """:func:`every_run_failed_lines`, read from the bundle's training rows."""
     from hpcds1mpi.config import FAILED_TO_RUN, OK
     from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.measure.printable import clipped, printable

@@ -23,7 +23,17 @@ NOTHING_FITS = "nothing it was measured ok at fits"
 
 def ok_layouts(bundle, workload: str) -> list[tuple[int, int]] | None:
     """The (ranks per node, threads) of ``workload``'s ``ok`` training runs, any partition;
-    None where the bundle keeps no training rows to read."""
+    None where the bundle keeps no training rows to read. Read once per bundle and workload:
+    every recommend asks it (its offer and its verdict)."""
+    from hpcds1mpi.decide import bundle_cache
+
+    found = bundle_cache.memo(bundle, ("ok_layouts", workload),
+                              lambda: _read_ok_layouts(bundle, workload))
+    return None if found is None else list(found)
+
+
+def _read_ok_layouts(bundle, workload: str) -> list[tuple[int, int]] | None:
+    """:func:`ok_layouts`, read from the bundle's training rows."""
     from hpcds1mpi.config import OK
     from hpcds1mpi.decide import bundle_cache
 
