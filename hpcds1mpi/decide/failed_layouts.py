@@ -32,19 +32,20 @@ def every_run_failed_lines(bundle, workload: str, partition: str) -> list[str]:
 def _failed_lines(bundle, workload: str, partition: str) -> list[str]:
     """:func:`every_run_failed_lines`, read from the bundle's training rows."""
     from hpcds1mpi.config import FAILED_TO_RUN, OK
-    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.workload_rows import workload_rows
     from hpcds1mpi.measure.printable import clipped, printable
 
+    rows = workload_rows(bundle, workload)
+    if rows is None:
+        return []
     try:
-        rows = bundle_cache.training_columns(bundle)
-        on = (np.asarray(rows["workload"]).astype(str) == workload) \
-            & (np.asarray(rows["partition"]).astype(str) == partition)
-        parts = {key: np.asarray(rows[key])[on] for key, _ in _PARTS}
-        status = np.asarray(rows["status"]).astype(str)[on]
+        on = rows["partition"].astype(str) == partition
+        parts = {key: rows[key][on] for key, _ in _PARTS}
+        status = rows["status"].astype(str)[on]
         sizes = np.asarray(rows["size"], dtype=float)[on]
-        errors = np.asarray(rows["error"]).astype(str)[on] if "error" in rows.columns \
+        errors = rows["error"].astype(str)[on] if "error" in rows \
             else np.full(len(status), "", dtype=object)
-    except (AttributeError, KeyError):  # no training rows, or none with outcomes
+    except KeyError:  # training rows without outcomes
         return []
     layouts = list(zip(*(parts[key].tolist() for key, _ in _PARTS)))
     differing = [i for i in range(len(_PARTS)) if len({lay[i] for lay in layouts}) > 1] or \

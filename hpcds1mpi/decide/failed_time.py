@@ -19,20 +19,21 @@ def measured_failure_time(bundle, workload: str, size: int, partition: str,
     is its launch's wall time) of ``config`` at ``size`` on ``partition``; NaN where
     there are none or the bundle holds no training rows."""
     from hpcds1mpi.config import FAILED_TO_RUN
-    from hpcds1mpi.decide import bundle_cache
     from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS
+    from hpcds1mpi.decide.workload_rows import workload_rows
 
+    rows = workload_rows(bundle, workload)
+    if rows is None:
+        return float("nan")
     try:
-        rows = bundle_cache.training_columns(bundle)
-        on = (np.asarray(rows["workload"]).astype(str) == workload) \
-            & (np.asarray(rows["size"], dtype=float) == float(size)) \
-            & (np.asarray(rows["partition"]).astype(str) == partition) \
-            & np.isin(np.asarray(rows["status"]).astype(str), sorted(FAILED_TO_RUN))
+        on = (np.asarray(rows["size"], dtype=float) == float(size)) \
+            & (rows["partition"].astype(str) == partition) \
+            & np.isin(rows["status"].astype(str), sorted(FAILED_TO_RUN))
         for key, value in config.as_dict().items():
             if key in CONFIG_COLUMNS:
-                on &= np.asarray(rows[key]) == value
+                on &= rows[key] == value
         times = np.asarray(rows["runtime_s"], dtype=float)[on]
-    except (AttributeError, KeyError):  # no training rows, or none with outcomes
+    except KeyError:  # training rows without outcomes
         return float("nan")
     times = times[np.isfinite(times) & (times > 0)]
     return float(np.median(times)) if len(times) else float("nan")

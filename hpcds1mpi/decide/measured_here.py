@@ -103,19 +103,20 @@ def workload_runs(bundle, workload: str) -> dict | None:
 
 
 def _read_runs(bundle, workload: str) -> dict | None:
-    """:func:`workload_runs`, read from the bundle's training rows."""
-    from hpcds1mpi.decide import bundle_cache
+    """:func:`workload_runs`, from the workload's training rows (:mod:`.workload_rows`)."""
+    from hpcds1mpi.decide.workload_rows import workload_rows
     from hpcds1mpi.surrogates.size_neighbours import config_codes
 
+    rows = workload_rows(bundle, workload)
+    if rows is None:
+        return None
     try:
-        rows = bundle_cache.training_columns(bundle)
-        ours = np.flatnonzero(np.asarray(rows["workload"]).astype(str) == workload)
-        status = np.asarray(rows["status"]).astype(str)[ours]
-        sizes = np.asarray(rows["size"], dtype=float)[ours]
-        partitions = np.asarray(rows["partition"]).astype(str)[ours]
-        codes = config_codes({c: np.asarray(rows[c])[ours] for c in CONFIG_COLUMNS}) if len(ours) \
+        status = rows["status"].astype(str)
+        sizes = np.asarray(rows["size"], dtype=float)
+        partitions = rows["partition"].astype(str)
+        codes = config_codes({c: rows[c] for c in CONFIG_COLUMNS}) if len(status) \
             else np.asarray([])
-    except (AttributeError, KeyError):  # no training rows, or none with outcomes
+    except KeyError:  # training rows without outcomes
         return None
     good, bad = status == OK, np.isin(status, sorted(FAILED_TO_RUN))
     return {p: (codes[on], sizes[on], good[on], bad[on])

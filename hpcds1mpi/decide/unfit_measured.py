@@ -33,18 +33,16 @@ def ok_layouts(bundle, workload: str) -> list[tuple[int, int]] | None:
 
 
 def _read_ok_layouts(bundle, workload: str) -> list[tuple[int, int]] | None:
-    """:func:`ok_layouts`, read from the bundle's training rows."""
+    """:func:`ok_layouts`, from the workload's training rows (:mod:`.workload_rows`)."""
     from hpcds1mpi.config import OK
-    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.workload_rows import workload_rows
 
+    rows = workload_rows(bundle, workload)
     try:
-        rows = bundle_cache.training_columns(bundle)
-        names, status = rows["workload"], rows["status"]
-        ranks, threads = rows["ranks_per_node"], rows["threads"]
-    except (AttributeError, KeyError, TypeError):
+        status, ranks, threads = rows["status"], rows["ranks_per_node"], rows["threads"]
+    except (KeyError, TypeError):  # no training rows (None), or none with outcomes
         return None
-    return sorted({(int(r), int(t)) for w, s, r, t in zip(names, status, ranks, threads)
-                   if str(w) == str(workload) and str(s) == OK})
+    return sorted({(int(r), int(t)) for s, r, t in zip(status, ranks, threads) if str(s) == OK})
 
 
 def nothing_fits_line(levels, cores: int, workload: str,
@@ -83,19 +81,16 @@ def failed_layouts(bundle, workload: str) -> dict[tuple[int, int, int], list[int
     (any status but ok), for the layouts that never ran ok; {} where the bundle keeps no
     training rows to read."""
     from hpcds1mpi.config import OK
-    from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.workload_rows import workload_rows
 
+    rows = workload_rows(bundle, workload)
     try:
-        rows = bundle_cache.training_columns(bundle)
-        columns = [rows[c] for c in ("workload", "status", "nodes", "ranks_per_node",
-                                     "threads", "size")]
-    except (AttributeError, KeyError, TypeError):
+        columns = [rows[c] for c in ("status", "nodes", "ranks_per_node", "threads", "size")]
+    except (KeyError, TypeError):  # no training rows (None), or none with outcomes
         return {}
     failed: dict[tuple[int, int, int], set] = {}
     ran_ok = set()
-    for w, s, n, r, t, size in zip(*columns):
-        if str(w) != str(workload):
-            continue
+    for s, n, r, t, size in zip(*columns):
         key = (int(n), int(r), int(t))
         if str(s) == OK:
             ran_ok.add(key)
