@@ -27,7 +27,8 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
     if side.predicted and fails(side):  # its own failed runs' time, never another layout's
         lines.append(f"{'':<12}" + (  # (s39 tester A4, s43 tester L2)
-            f"its runs failed after {format_time(side.failed_after_s)} (measured)"
+            f"its runs failed after {format_time(side.failed_after_s)} (measured: the "
+            "launch's wall time, start-up included, no runtime)"
             if math.isfinite(side.failed_after_s) else
             "no time until it fails: no failed run of it was measured at this size"))
     elif side.predicted:

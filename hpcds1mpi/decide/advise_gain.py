@@ -82,9 +82,9 @@ def fixes_failure(advice: Advice, bundle) -> bool:
         return False
     asked = advice.asked
     reason = (f"the asked layout is {asked.problem} ({_failure_evidence(advice, bundle)}), so "
-              "its predicted runtime is the time until it fails, no run to compare with; the "
+              "it has no runtime to compare with, only the time its runs took to fail; the "
               "recommended layout is predicted to run: do not keep the script, --rewrite "
-              "switches to the recommended layout")
+              "switches to the recommended layout")  # s43 tester L2: no runtime of it is shown
     advice.verdict["reasons"] = [reason, *(advice.verdict.get("reasons") or [])]
     return True
 

@@ -5,7 +5,9 @@ size: GetDP's 1 rank, failed after 3.52 s at size 50, was given "predicted time 
 1.47 s (1.39 s–2.2 s)", the 2-rank layout's runtime there (s43 tester L2). The time a failing
 layout takes is only known from its own failed runs: :func:`measured_failure_time` gives their
 median at the question's size on the partition, and ``advise`` says that ("its runs failed after
-3.52 s (measured)") or no time where none failed there.
+3.52 s (measured: the launch's wall time, ...)": a failed run's ``runtime_s`` is the launch's,
+never the ``--time-regex`` time the ok runs may have, and the runtime model never learns it:
+``surrogates.targets.target_values``) or no time where none failed there.
 """
 
 from __future__ import annotations

@@ -441,7 +441,8 @@ def test_a_profilers_option_value_written_as_a_path_is_not_the_program(job, tmp_
 
 
 @pytest.mark.parametrize("failed_after, said", [
-    (3.52, "its runs failed after 3.52 s (measured)"),
+    (3.52, "its runs failed after 3.52 s (measured: the launch's wall time, start-up included,"
+           " no runtime)"),
     (float("nan"), "no time until it fails: no failed run of it was measured at this size"),
 ])
 def test_a_failing_layouts_time_is_its_own_measured_failure_never_another_layouts(

@@ -280,3 +280,24 @@ def test_a_partition_is_described_as_most_of_its_runs_record_it():
     runs.loc[runs.index[:6], "memory_gb"] = 4.0  # a few runs first, recorded with less memory
     bundle = train_bundle(runs, n_members=2, use_embedding=False, threads=1)
     assert bundle.partitions["cpu"]["memory_gb"] == 16.0
+
+
+def test_a_failed_runs_time_is_not_learnt_as_a_runtime():
+    """s43 tester L2: a program's ok runs timed by ``--time-regex`` (its own time) and its
+    failed runs by the launch's wall time must not be learnt as one clock: a failed run's
+    ``runtime_s`` (and energy) leaves every prediction as it is, whatever its value."""
+    def trained(seconds: float):
+        runs = make_runs()
+        failed = runs.index % 7 == 3
+        runs.loc[failed, "status"] = "failed"
+        runs.loc[failed, "runtime_s"] = seconds
+        runs.loc[failed, "energy_j"] = seconds * 50
+        return train_bundle(runs, seed=1, n_members=2, use_embedding=False, threads=1,
+                            member_trees=20)
+
+    quick, slow = trained(1e-3), trained(1e4)
+    rows = make_runs().drop(columns=["status"]).head(40)
+    a, b = quick.predict(rows), slow.predict(rows)
+    for column in ("runtime_s", "runtime_lo", "runtime_hi", "energy_j"):
+        if column in a.columns:
+            np.testing.assert_array_equal(a[column].to_numpy(), b[column].to_numpy())
