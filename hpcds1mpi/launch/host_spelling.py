@@ -53,7 +53,7 @@ def host_spelling_warning(script: "JobScript", launch: "Launch",
     nothing said), refuses it, naming the spelling it takes; None otherwise."""
     if launch.kind != "mpi":
         return None
-    family, intel = _hydra(script, launch, family)
+    family, intel = hydra_kind(script, launch, family)
     if family == OPENMPI and (said := per_node_warning(script, launch)):
         return said
     refused = _refused_host(script, launch, family, intel)
@@ -67,21 +67,26 @@ def host_warnings(script: "JobScript", launch: "Launch", family: str | None) -> 
     """:func:`~hpcds1mpi.launch.script_hosts.host_list_warning` and
     :func:`host_spelling_warning` for ``launch``, a host list said once: where the job's nodes
     are not used and the list is spelled as the launcher refuses, the spelling is a clause of
-    the one line ("drop -H" and "give -hosts" had been two warnings; s43 review R12)."""
+    the one line ("drop -H" and "give -hosts" had been two warnings; s43 review R12); and a
+    placement option the launcher stops at
+    (:func:`~hpcds1mpi.launch.placement_spelling.placement_spelling_warning`)."""
+    from hpcds1mpi.launch.placement_spelling import placement_spelling_warning
     from hpcds1mpi.launch.script_hosts import host_list_warning
 
+    placing = [w for w in (placement_spelling_warning(
+        script, launch, *hydra_kind(script, launch, family)),) if w]
     listed = host_list_warning(script, launch)
     spelling = host_spelling_warning(script, launch, family)
     if listed is None or spelling is None:
-        return [w for w in (listed, spelling) if w]
-    refused = _refused_host(script, launch, *_hydra(script, launch, family))
+        return [w for w in (listed, spelling) if w] + placing
+    refused = _refused_host(script, launch, *hydra_kind(script, launch, family))
     if refused is None or refused[0] not in listed:  # the per-node warning, or a host file
-        return [listed, spelling]
+        return [listed, spelling] + placing
     written, does, right = refused
-    return [f"{listed}; kept, it would be {right}: {does}"]
+    return [f"{listed}; kept, it would be {right}: {does}"] + placing
 
 
-def _hydra(script: "JobScript", launch: "Launch", family: str | None
+def hydra_kind(script: "JobScript", launch: "Launch", family: str | None
            ) -> tuple[str | None, bool | None]:
     """(``launch``'s MPI family, whether it is Intel MPI's hydra: None where not known):
     hydra's folder tells a launcher whose name and file do not (Intel's mpirun script)."""

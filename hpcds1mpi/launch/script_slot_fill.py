@@ -119,8 +119,12 @@ def _fills_slots(launch: "Launch") -> bool:
 
 def ranks_per_host(launch: "Launch", per_node: int | None) -> int | None:
     """The ranks ``launch`` starts on each host by its own word: ``per_node`` (its ``-ppn``,
-    ``-npernode``, ``ppr:K:node``), 1 for ``--pernode``; None where it names none."""
-    return per_node or (1 if launch.kind == "mpi" and "pernode" in launch.options else None)
+    ``-npernode``, ``ppr:K:node``), 1 for ``--pernode`` and for Intel MPI's ``-rr`` (s44,
+    measured in a 2-node salloc of 2 tasks per node: ``-n 2`` and no ``-n`` run 1 + 1; the
+    launchers that stop at it are warned of: :mod:`~hpcds1mpi.launch.placement_spelling`);
+    None where it names none."""
+    one = launch.kind == "mpi" and ("pernode" in launch.options or "rr" in launch.options)
+    return per_node or (1 if one else None)
 
 
 def per_socket_note(script: "JobScript", launch: "Launch") -> None:

@@ -1,0 +1,50 @@
+"""A launch's rank-placement option that only the other MPI family's launcher takes.
+
+Measured (s44, a 2-node salloc of 2 tasks per node, each launcher given the option with
+``-n 2``, ``-n 4`` and no ``-n``): Open MPI 4.1.4's ``mpirun`` stops at ``-rr`` (unknown
+option "-rr", exit 1); so do MPICH 5.0.2's hydra and Intel MPI's ``mpirun`` (unrecognized
+argument rr, exit 255); only Intel MPI's ``mpiexec`` / ``mpiexec.hydra`` take it, as one rank
+per node (``-n 2``: 1 + 1, no ``-n``: 1 + 1, ``-n 4``: dealt round again, 2 + 2).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+
+def placement_spelling_warning(script: "JobScript", launch: "Launch", family: str | None,
+                               intel: bool | None) -> str | None:
+    """One line when ``launch`` gives a placement option its launcher, of MPI ``family``
+    (:data:`~hpcds1mpi.launch.mpi_names.MPICH` / ``OPENMPI``; None: not known, nothing said;
+    ``intel``: whether it is Intel MPI's hydra, None where not known, as
+    :func:`~hpcds1mpi.launch.host_spelling.hydra_kind` tells both), stops at, naming the
+    spelling it takes; None otherwise."""
+    if launch.kind != "mpi":
+        return None
+    head = f"line {launch.line}: {launch.launcher}"
+    if "rr" in launch.options and _refuses_rr(launch, family, intel):
+        who = {OPENMPI: "Open MPI's mpirun stops at it (unknown option, exit 1)",
+               MPICH: "MPICH's hydra and Intel MPI's mpirun stop at it (unrecognized argument, "
+                      "exit 255)"}
+        return (f"{head} -rr: only Intel MPI's mpiexec takes -rr (one rank per node); "
+                f"{who[family]}; give "
+                + ("--map-by ppr:1:node" if family == OPENMPI else "-ppn 1"))
+    return None
+
+
+def _refuses_rr(launch: "Launch", family: str | None, intel: bool | None) -> bool:
+    """Whether ``launch``'s launcher stops at ``-rr``: Open MPI's, MPICH's hydra, Intel MPI's
+    ``mpirun``; not Intel MPI's ``mpiexec``, nor a launcher whose MPI is not known."""
+    if family == OPENMPI:
+        return True
+    if family != MPICH:
+        return False
+    return not intel or launch.launcher.rsplit("/", 1)[-1] == "mpirun"
+
+
+__all__ = ["placement_spelling_warning"]
