@@ -4,7 +4,13 @@ Measured (s44, a 2-node salloc of 2 tasks per node, each launcher given the opti
 ``-n 2``, ``-n 4`` and no ``-n``): Open MPI 4.1.4's ``mpirun`` stops at ``-rr`` (unknown
 option "-rr", exit 1); so do MPICH 5.0.2's hydra and Intel MPI's ``mpirun`` (unrecognized
 argument rr, exit 255); only Intel MPI's ``mpiexec`` / ``mpiexec.hydra`` take it, as one rank
-per node (``-n 2``: 1 + 1, no ``-n``: 1 + 1, ``-n 4``: dealt round again, 2 + 2).
+per node (``-n 2``: 1 + 1, no ``-n``: 1 + 1, ``-n 4``: dealt round again, 2 + 2). Hydra (MPICH's
+and Intel MPI's, either name) stops at Open MPI's ``--bynode`` / ``-bynode``, ``--byslot`` /
+``-byslot`` and ``--npersocket K`` (unrecognized argument, exit 255). Open MPI 4.1.4 takes
+``--bynode`` and ``--byslot`` as deprecated spellings of ``--map-by node`` / ``--map-by slot``
+(it prints a notice and maps as those: ``-n 2 --bynode`` 1 + 1, ``-n 2 --byslot`` 2 on the
+first node; the script reader counts them so), and ``--npersocket K`` as K ranks on each
+socket (not counted: :func:`~hpcds1mpi.launch.script_slot_fill.per_socket_note`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,13 @@ from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
+#: Open MPI's placement options hydra stops at -> (the option said, what to give hydra).
+_OPEN_MPI_ONLY = {
+    "bynode": ("--bynode", "-ppn K (K ranks per node; hydra fills each node's slots "
+                           "otherwise)"),
+    "byslot": ("--byslot", "nothing: hydra fills each node's slots by default"),
+    "npersocket": ("--npersocket", "-ppn K (K ranks per node)"),
+}
 
 def placement_spelling_warning(script: "JobScript", launch: "Launch", family: str | None,
                                intel: bool | None) -> str | None:
@@ -34,6 +47,13 @@ def placement_spelling_warning(script: "JobScript", launch: "Launch", family: st
         return (f"{head} -rr: only Intel MPI's mpiexec takes -rr (one rank per node); "
                 f"{who[family]}; give "
                 + ("--map-by ppr:1:node" if family == OPENMPI else "-ppn 1"))
+    if family != MPICH:
+        return None
+    for name, (said, right) in _OPEN_MPI_ONLY.items():
+        if name in launch.options:
+            return (f"{head} {script.written(launch.options[name])}: hydra (MPICH, Intel MPI) "
+                    f"has no {said}, Open MPI's option: it stops (unrecognized argument, exit "
+                    f"255); give {right}")
     return None
 
 

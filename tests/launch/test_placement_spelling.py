@@ -56,3 +56,25 @@ def test_intel_mpis_mpiexec_takes_rr_and_its_mpirun_does_not(tmp_path, name, war
     layout, warnings = _checks(f"{tmp_path}/{name} -n 2 -rr")
     assert layout == (2, 1, 1)
     assert bool([w for w in warnings if "-rr" in w]) is warned
+
+
+@pytest.mark.parametrize("option, right", [
+    ("--bynode", "-ppn K"), ("-bynode", "-ppn K"), ("--byslot", "give nothing"),
+    ("-byslot", "give nothing"), ("--npersocket 1", "-ppn K")])
+@pytest.mark.parametrize("launcher", ["mpiexec.mpich", "mpirun.mpich", "mpiexec.hydra"])
+def test_open_mpis_placement_options_are_warned_of_under_hydra(launcher, option, right):
+    """Measured: MPICH 5.0.2's hydra and Intel MPI's stop at each (unrecognized argument)."""
+    _, warnings = _checks(f"{launcher} -n 2 {option}")
+    [said] = [w for w in warnings if option in w]
+    assert said.startswith(f"line 5: {launcher} {option}: hydra (MPICH, Intel MPI) has no --")
+    assert "it stops (unrecognized argument, exit 255)" in said and right in said
+
+
+@pytest.mark.parametrize("launch, layout", [
+    # Open MPI 4.1.4 (measured): deprecated spellings of --map-by node / slot
+    ("mpirun.openmpi -n 2 --bynode", (2, 1, 1)), ("mpirun.openmpi -n 2 -bynode", (2, 1, 1)),
+    ("mpirun.openmpi -n 4 --bynode", (2, 2, 1)), ("mpirun.openmpi --bynode", (2, 2, 1)),
+    ("mpirun.openmpi -n 2 --byslot", (1, 2, 1)), ("mpirun.openmpi -n 2 -byslot", (1, 2, 1))])
+def test_open_mpi_takes_bynode_and_byslot_as_map_by(launch, layout):
+    got, warnings = _checks(launch)
+    assert got == layout and not [w for w in warnings if "by" in w.split(":")[1]]
