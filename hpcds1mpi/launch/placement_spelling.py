@@ -10,7 +10,9 @@ and Intel MPI's, either name) stops at Open MPI's ``--bynode`` / ``-bynode``, ``
 ``--bynode`` and ``--byslot`` as deprecated spellings of ``--map-by node`` / ``--map-by slot``
 (it prints a notice and maps as those: ``-n 2 --bynode`` 1 + 1, ``-n 2 --byslot`` 2 on the
 first node; the script reader counts them so), and ``--npersocket K`` as K ranks on each
-socket (not counted: :func:`~hpcds1mpi.launch.script_slot_fill.per_socket_note`).
+socket (not counted: :func:`~hpcds1mpi.launch.script_slot_fill.per_socket_note`). Open MPI
+4.1.4 stops at hydra's host file option ``-f`` (unknown option "-f", exit 1); both take
+``--hostfile`` / ``-hostfile`` / ``--machinefile`` / ``-machinefile``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,10 @@ def placement_spelling_warning(script: "JobScript", launch: "Launch", family: st
         return (f"{head} -rr: only Intel MPI's mpiexec takes -rr (one rank per node); "
                 f"{who[family]}; give "
                 + ("--map-by ppr:1:node" if family == OPENMPI else "-ppn 1"))
+    if family == OPENMPI and _spelled(script, launch, "hostfile") == "-f":
+        return (f"{head} {script.written(launch.options['hostfile'])}: Open MPI's mpirun has "
+                "no -f (hydra's): it stops (unknown option, exit 1); give --hostfile "
+                f"{launch.options['hostfile'].value or 'F'}")
     if family != MPICH:
         return None
     for name, (said, right) in _OPEN_MPI_ONLY.items():
@@ -55,6 +61,13 @@ def placement_spelling_warning(script: "JobScript", launch: "Launch", family: st
                     f"has no {said}, Open MPI's option: it stops (unrecognized argument, exit "
                     f"255); give {right}")
     return None
+
+
+def _spelled(script: "JobScript", launch: "Launch", name: str) -> str | None:
+    """The option word ``launch``'s option ``name`` is written with (``-f``), None without."""
+    opt = launch.options.get(name)
+    written = script.written(opt).split() if opt is not None else []
+    return written[0].split("=", 1)[0].strip("\"'") if written else None
 
 
 def _refuses_rr(launch: "Launch", family: str | None, intel: bool | None) -> bool:

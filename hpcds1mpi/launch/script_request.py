@@ -268,9 +268,9 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             script.where("ranks", mapping.line)
     filled = None  # (hosts, ranks on the fullest) where mpirun fills slots
     if launch.kind == "mpi":
-        from hpcds1mpi.launch.script_slot_fill import (every_slot, host_list_ranks,
-                                                       per_socket_note, ranks_per_host,
-                                                       slot_fill)
+        from hpcds1mpi.launch.script_slot_fill import (every_slot, host_file_note,
+                                                       host_list_ranks, per_socket_note,
+                                                       ranks_per_host, slot_fill)
 
         per_socket_note(script, launch)
 
@@ -279,6 +279,7 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
             script.ntasks = ranks
             script.where("ranks", launch.options["host"].line)
         per_node = ranks_per_host(launch, per_node)
+        host_file_note(script, launch, per_node)
         # -n alone: slots filled node after node (s40 tester A8)
         if not per_node and ranks and (filled := (slot_fill(script, launch, ranks, *job)
                                                   or every_slot(script, launch, ranks))):

@@ -140,6 +140,25 @@ def per_socket_note(script: "JobScript", launch: "Launch") -> None:
                     "ppr:K:node) for a count that is read")
 
 
+def host_file_note(script: "JobScript", launch: "Launch", per_node: int | None) -> None:
+    """Note that ``launch``'s host file, not the script, decides its ranks per node where it
+    names none of its own (``per_node``: :func:`ranks_per_host`). Measured (s44, a 2-node
+    salloc of 2 tasks per node, a file of the lines ``n1`` and ``n2``, ``-n 2``): Open MPI
+    4.1.4 gives a host its ``slots=N``, else the job's slots on it (2 on n1); MPICH's hydra
+    gives a line its ``:N``, else one slot (1 + 1); Intel MPI's ``mpiexec -f`` the job's
+    slots (2 on n1), its ``-machinefile`` one a line (1 + 1). The file is read when the job
+    runs, so the count is said not read (not guessed)."""
+    opt = launch.options.get("hostfile") if launch.kind == "mpi" else None
+    if opt is None or per_node:
+        return
+    script.note(f"line {launch.line}: {launch.launcher} {script.written(opt)}: the host file "
+                "decides how many ranks run on each node (its hosts and slots, which Open MPI, "
+                "hydra and Intel MPI read otherwise: a line without slots is the job's slots "
+                "on that node to Open MPI, one slot to hydra), and it is read when the job "
+                "runs, so the ranks per node are not read from it: read as the directives ask; "
+                "give -npernode K (Open MPI) or -ppn K (hydra) for a count that is read")
+
+
 def host_list_ranks(launch: "Launch", per_node: int | None = None) -> int | None:
     """The ranks ``launch`` starts without ``-n``: one on each slot of the host list it
     writes out (``--host n1,n1``: 2, ``-hosts n1:2,n2:2``: 4, under ``--map-by node`` too),

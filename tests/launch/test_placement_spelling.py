@@ -78,3 +78,12 @@ def test_open_mpis_placement_options_are_warned_of_under_hydra(launcher, option,
 def test_open_mpi_takes_bynode_and_byslot_as_map_by(launch, layout):
     got, warnings = _checks(launch)
     assert got == layout and not [w for w in warnings if "by" in w.split(":")[1]]
+
+
+def test_hydras_f_given_to_open_mpi_is_warned_of():
+    """Measured: Open MPI 4.1.4 stops at -f (unknown option, exit 1); hydra takes it."""
+    _, warnings = _checks("mpirun.openmpi -n 2 -f hosts.txt")
+    assert ("line 5: mpirun.openmpi -f hosts.txt: Open MPI's mpirun has no -f (hydra's): it "
+            "stops (unknown option, exit 1); give --hostfile hosts.txt") in warnings
+    for fine in ("mpirun.openmpi -n 2 --hostfile hosts.txt", "mpiexec.mpich -n 2 -f hosts.txt"):
+        assert not [w for w in _checks(fine)[1] if "no -f" in w]

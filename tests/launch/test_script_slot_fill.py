@@ -202,3 +202,23 @@ def test_npersocket_takes_its_value_and_is_not_counted_per_slot(option):
 def test_open_mpis_options_with_values_leave_the_program_in_place(options):
     script = read_script(f"#!/bin/bash\n#SBATCH -t 5\nmpirun -n 2 {options} ./hyb 30000\n")
     assert script.launch.program == "./hyb", options
+
+
+@pytest.mark.parametrize("option", ["--hostfile hf", "-hostfile hf", "--machinefile hf",
+                                    "-machinefile hf", "-f hf", "--hostfile=hf"])
+@pytest.mark.parametrize("ranks", ["-n 2 ", ""])
+def test_a_host_files_ranks_per_node_are_said_not_read(option, ranks):
+    """s43's left list: a host file was read as the directives ask, with no word. Measured
+    (s44, 2-node salloc, file `n1\\nn2`, -n 2): Open MPI 4.1.4 and Intel MPI's mpiexec -f run
+    2 on n1, MPICH's hydra 1 + 1: the file and the MPI decide, at run time."""
+    script = read_script(O4.replace("-n 2 ", f"{ranks}{option} "))
+    [said] = [n for n in script.notes if "the host file decides" in n]
+    assert said.startswith(f"line 6: mpirun {option}: the host file decides how many ranks "
+                           "run on each node")
+    assert "the ranks per node are not read from it" in said and "-npernode K" in said
+
+
+def test_a_host_file_under_ranks_per_node_of_the_launchs_own_is_counted_without_the_note():
+    script = read_script(O4.replace("-n 2 ", "-n 2 -ppn 1 -f hf "))
+    assert script.layout() == (2, 1, 1)
+    assert not [n for n in script.notes if "the host file decides" in n]
