@@ -39,7 +39,7 @@ from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
-from hpcds1mpi.launch.shell_functions import function_body
+from hpcds1mpi.launch.shell_functions import body_words
 from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
@@ -357,7 +357,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
         for command, stdin in _commands(line := words(cut, lines[number - 1][1], shell=True)):
-            command = command[function_body([w.raw for w in command])]  # `f() { srun ..; }`
+            command = body_words(command)  # `f() { srun ..; }`, `f() (srun ..)`
             while command and command[0].raw in ("then", "do", "else", "{", "exec",
                                                   "command", "export", "declare", "local",
                                                   "readonly", "-x"):

@@ -6,6 +6,10 @@ holding the launch was not read as a launch)."""
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.shell_words import Word
 
 #: A function's name as bash takes it, with ``()`` glued to it or not.
 _NAME_RE = re.compile(r"[A-Za-z_][\w.:-]*(\(\))?")
@@ -57,4 +61,27 @@ def function_body(words: list[str]) -> slice:
     return slice(head, len(words) - 1 if closed else len(words))
 
 
-__all__ = ["definition_head", "function_body", "function_head"]
+def body_words(command: list["Word"]) -> list["Word"]:
+    """The words a one-line function definition ``command`` runs (:func:`function_body`),
+    with a subshell body's parentheses glued to its first and last words cut off
+    (``run_sim() (srun ./app)``: ``srun``, ``./app``; s43's left list: its launch was not
+    read); ``command`` itself for no definition."""
+    from hpcds1mpi.launch.shell_words import Word
+
+    raws = [w.raw for w in command]
+    head = definition_head(raws)
+    body = command[function_body(raws)]
+    if not head or head[2] != "(" or not body:
+        return body
+    first = body[0]
+    if raws[head[1] - 1] != "(":  # `(srun`: the opener glued to the first word
+        body = [Word(first.text[1:], first.start + 1, first.end, first.raw[1:]), *body[1:]]
+    if body[-1].raw == ")":  # `(srun ./app )`: a closer of its own past a glued opener
+        body = body[:-1]
+    last = body[-1] if body else None
+    if last is not None and last.raw.endswith(")"):
+        body[-1] = Word(last.text[:-1], last.start, last.end - 1, last.raw[:-1])
+    return [w for w in body if w.raw]
+
+
+__all__ = ["body_words", "definition_head", "function_body", "function_head"]

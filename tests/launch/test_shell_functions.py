@@ -67,3 +67,14 @@ def test_a_glued_head_holding_the_launch_is_read_by_both_readers():
     assert script.launch is not None and script.launch.program == "./app"
     assert [d.name for d in definitions(script)] == ["run_sim"]
     assert work_after(script, script.launch) == (7, "python3 plot.py")
+
+
+@pytest.mark.parametrize("body", ["run_sim() (srun -n 2 ./app 96 20)",
+                                  "run_sim() (srun -n 2 ./app 96 20 )",
+                                  "run_sim() ( srun -n 2 ./app 96 20)",
+                                  "function run_sim() (srun -n 2 ./app 96 20)"])
+def test_a_launch_glued_to_a_subshell_bodys_parenthesis_is_read(body):
+    """s43's left list: `run_sim() (srun ./app)` was read as no launch line at all."""
+    script = read_script(f"{HEAD}{body}\nrun_sim\n")
+    assert script.launch is not None and script.launch.program == "./app"
+    assert script.launch.args == ["96", "20"] and script.ntasks == 2
