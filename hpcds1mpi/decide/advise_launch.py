@@ -16,8 +16,8 @@ venv's ``python3`` for ``/usr/bin/python3``) are a warning, and that line's MPI 
 is given its fix for ``--rewrite`` (:func:`srun_rewrite_notes`). Intel MPI's ``I_MPI_PIN*``
 value that gives the script's own ranks fewer cpus than their threads is a warning
 (:func:`~hpcds1mpi.launch.script_intel_pinning.intel_pinning_warning`). More than one rank of a
-program that links no MPI library is a warning, the sweep's rank proof
-(:func:`~hpcds1mpi.launch.rank_proof.script_copies`, s35 tester A2).
+program that links no MPI library, or links one it never starts (s43 tester I1), is a warning,
+the sweep's rank proof (:func:`~hpcds1mpi.launch.rank_proof.script_copies`, s35 tester A2).
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
         if measured is not None and (unread := unread_launch(script, launch, job_folder, None,
                                                               measured[1])):
             notes.append(unread)  # neither its file nor the model tells its MPI
-        # the sweep's rank proof: ranks of a program that links no MPI (s35 tester A2)
+        # the sweep's rank proof: ranks of a program without MPI (s35 tester A2, s43 I1)
         copies = None if other else script_copies(script, launch, job_folder)
         warnings = ([other] if other else []) + ([copies] if copies else []) + warnings
     else:  # s31 F4: the checks that read no file, so /v1/advise's text gets them too

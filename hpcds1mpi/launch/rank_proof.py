@@ -9,7 +9,9 @@ rank instead: its ranks are independent copies, recorded ok, and recommend then 
 such a binary gets the same finding as advise's warning (:func:`script_copies`, read from the
 program's files, nothing run): Debian's ``mb-mpi`` links no MPI, advise predicted its
 unmeasured 2 ranks faster and the job failed, two copies writing the same files (s35 tester
-A2). A sweep of such a program at any rank count records why its ranks cannot be one job
+A2); so does a binary linking an MPI library it never starts, as the sweep reads it
+(:mod:`~hpcds1mpi.launch.mpi_init_calls`: Debian's ``apbs``, s43 tester I1). A sweep of such
+a program at any rank count records why its ranks cannot be one job
 (:data:`ONE_RANK_ONLY` in its ``launch`` attribute, :func:`one_rank_only`), so that recommend
 never offers it a rank count it did not measure (s39 tester A2: RAxML's 2 ranks offered alone on
 the front from its 1-rank thread sweep).
@@ -114,8 +116,10 @@ def script_copies(script: "JobScript", launch: "Launch | None", cwd: str,
     """advise's warning where ``launch`` starts more than one rank (the job's tasks, as the
     launch line and directives ask) of a program file that links no MPI library, every library
     it needs found (:attr:`~hpcds1mpi.launch.program_file_mpi.FileMPI.without_mpi`; never an
-    interpreter's, whose binding loads MPI at run time), naming it and both ways out; None
-    otherwise. The program is found as the launcher's ranks find it
+    interpreter's, whose binding loads MPI at run time), or an ELF that links one it never
+    starts (:func:`~hpcds1mpi.launch.mpi_init_calls.calls_mpi_init` False, the sweep's reading:
+    s43 tester I1, Debian's ``apbs``), naming it and both ways out; None otherwise. The
+    program is found as the launcher's ranks find it
     (:func:`~hpcds1mpi.launch.script_mpi_check.ranks_program`), relative to ``cwd``."""
     from hpcds1mpi.launch.program_file_mpi import file_mpi
     from hpcds1mpi.launch.script_mpi_check import ranks_program
@@ -124,15 +128,45 @@ def script_copies(script: "JobScript", launch: "Launch | None", cwd: str,
     if launch is None or ranks <= 1:
         return None
     _, program = ranks_program(script, launch, cwd, env)
-    if program is None or not file_mpi(program, env).without_mpi:
+    if program is None:
         return None
+    read = file_mpi(program, env)
+    if read.without_mpi:
+        why, way = ("links no MPI library (every library it needs is found, none is MPI)",
+                    "links MPI")
+    elif not (why := _never_started(program, read)):
+        return None
+    else:
+        way = "starts MPI"
     program, name = os.path.normpath(program), os.path.basename(program)
     ask = " (#SBATCH --ntasks=1; its threads for speed)" if script.scheduler == "slurm" else \
         " (its threads for speed)"
-    return (f"line {launch.line}: {name} ({program}) links no MPI library (every library it "
-            f"needs is found, none is MPI), so the job's {copies(name, ranks)}, and no "
-            f"prediction for more than 1 rank holds; ask for 1 task{ask}, "
-            "or install a build of it that links MPI")
+    return (f"line {launch.line}: {name} ({program}) {why}, so the job's {copies(name, ranks)}, "
+            f"and no prediction for more than 1 rank holds; ask for 1 task{ask}, "
+            f"or install a build of it that {way}")
+
+
+def _never_started(program: str, read) -> str:
+    """How the ELF ``program``, read as linking an MPI library (``read``, its
+    :class:`~hpcds1mpi.launch.program_file_mpi.FileMPI`), is known never to start it: "" where
+    it does or that cannot be told. Only the program's own file is asked (an interpreter's
+    answer is its binding's, which starts MPI for any script)."""
+    from hpcds1mpi.launch.elf_libraries import elf_needed
+    from hpcds1mpi.launch.mpi_init_calls import calls_mpi_init
+
+    if not read.family or not read.elf or os.path.realpath(read.elf) != os.path.realpath(
+            program):
+        return ""
+    try:
+        if not elf_needed(program):  # a static binary: no dynamic symbols to read
+            return ""
+    except OSError:
+        return ""
+    if calls_mpi_init(program) is not False:
+        return ""
+    library = read.evidence.removeprefix("links ")
+    return (f"links {library} but neither it nor a library it loads imports MPI_Init or a kin "
+            "(nm -D): a build that never starts MPI")
 
 
 def _tasks(script: "JobScript") -> int:

@@ -93,3 +93,23 @@ def test_a_sweep_records_why_a_program_without_mpi_runs_one_rank_only(tmp_path):
     assert one_rank_only(ProgramMPI("mpich", "links libmpi.so.12"), False) == ""
     unknown = ProgramMPI(None, "run.sh is a script run by /bin/sh: its MPI cannot be read")
     assert one_rank_only(unknown, False) == ""
+
+
+def test_a_scripts_ranks_of_a_program_linking_mpi_it_never_starts_are_warned_of(tmp_path):
+    """s43 tester I1: the sweep refused apbs (links libmpi.so.40, never starts MPI) at 2 ranks,
+    advise of a job running it at 2 said nothing; the warning says the copies and the fix."""
+    from hpcds1mpi.launch.rank_proof import script_copies
+    from tests.launch.test_mpi_init_calls import OVERLINKED, STARTS, _compile
+
+    over = _compile(tmp_path, "over", OVERLINKED, "-Wl,--no-as-needed", "-lmpi")
+    script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS ./over in")
+    said = script_copies(script, script.launch, str(tmp_path))
+    assert said.startswith(f"line 4: over ({over}) links libmpi.so") and "\n" not in said
+    assert "never starts MPI" in said and "2 ranks of over would run as independent copies" \
+        in said and said.endswith("ask for 1 task (#SBATCH --ntasks=1; its threads for speed), "
+                                  "or install a build of it that starts MPI")
+    one = _script(tmp_path, 1, "mpirun -np $SLURM_NTASKS ./over in")
+    assert script_copies(one, one.launch, str(tmp_path)) is None
+    _compile(tmp_path, "starts", STARTS)  # an MPI program is never warned of
+    script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS ./starts")
+    assert script_copies(script, script.launch, str(tmp_path)) is None
