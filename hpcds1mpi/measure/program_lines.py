@@ -47,6 +47,10 @@ SPECIFIC_LINE = re.compile(r"^Fortran runtime error:|^ERROR STOP\b(?!\s*-?\d*$)|
                            r":$")
 #: Characters of a title's message that :func:`with_message` joins (a reason is cut at 300).
 MESSAGE_CHARS = 400
+#: A line that is one parenthesised remark, read as the line above's continuation: Elk's
+#: "(blank line required after tasks block)" under "Error(readinput): error reading tasks",
+#: the fix the reason had lost (s43 tester G5).
+REMARK_LINE = re.compile(r"^\([^()]*\)\.?$")
 #: The header of OpenFOAM's error block, "--> FOAM FATAL ERROR: " / "--> FOAM FATAL IO ERROR:
 #: (openfoam-2306)": read as its title "FOAM FATAL ERROR:", the message lines under it.
 #: Before, the launcher's "exited on signal 6 (Aborted)" was the reason (s29 tester A5).
@@ -155,8 +159,9 @@ def with_message(lines: list[str], i: int) -> tuple[str, int]:
     """``lines[i]``, followed by its message when it is a title that ends at its colon: the
     paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
     error:" over a wrapped message; Quantum ESPRESSO's "Error in routine latgen (99):" over
-    "nonexistent bravais lattice"; OpenFOAM's "FOAM FATAL ERROR:" up to its "From ..."); and
-    the index of the last line used."""
+    "nonexistent bravais lattice"; OpenFOAM's "FOAM FATAL ERROR:" up to its "From ..."), any
+    other line by a parenthesised remark right under it (:data:`REMARK_LINE`); and the index
+    of the last line used."""
     ln, last = lines[i], i
     if ln.endswith(":"):
         while last + 1 < len(lines):  # not a slice: that copied the rest of the output per
@@ -164,6 +169,9 @@ def with_message(lines: list[str], i: int) -> tuple[str, int]:
             if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt):
                 break
             ln, last = f"{ln} {nxt}", last + 1
+    elif last + 1 < len(lines) and REMARK_LINE.match(lines[last + 1]) and \
+            len(ln) + len(lines[last + 1]) < MESSAGE_CHARS:
+        ln, last = f"{ln} {lines[last + 1]}", last + 1
     return ln, last
 
 

@@ -69,3 +69,21 @@ def test_a_hoc_location_is_joined_to_its_own_ranks_error_where_ranks_lines_inter
     stderr = ("0 nrniv: syntax error\n1 nrniv: syntax error\n"
               "0  in ring_bad.hoc near line 12\n1  in ring_bad.hoc near line 12\n")
     assert reason_line("", stderr) == "nrniv: syntax error in ring_bad.hoc near line 12"
+
+
+def test_a_parenthesised_remark_under_an_error_line_is_joined_to_it():
+    """s43 tester G5: Elk's reason was "Error(readinput): error reading tasks", without the line
+    under it that says the fix; a remark is joined to any error line, titled or not."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    stdout = (OUTPUTS / "elk-tasks-blank-line.stdout").read_text()
+    stderr = (OUTPUTS / "elk-tasks-blank-line.stderr").read_text()
+    assert reason_line(stdout, stderr) == ("Error(readinput): error reading tasks (blank line "
+                                           "required after tasks block)")
+    kept = ["Error: bad input", "(see the manual, section 2)", "next"]
+    assert with_message(kept, 0) == ("Error: bad input (see the manual, section 2)", 1)
+    # a line that is not one remark stays apart, as does one after a blank line
+    for other in (["Error: bad input", "(a) first (b) second"], ["Error: bad input", "",
+                                                               "(see the manual)"],
+                  ["Error: bad input", "(see) the manual"]):
+        assert with_message(other, 0) == ("Error: bad input", 0)
