@@ -80,6 +80,7 @@ from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.stopped_sweep import Terminated, on_sigterm, stop_interrupted
 from hpcds1mpi.measure.thread_use import IDLE_THREADS, busy_per_rank, idle_threads_note
+from hpcds1mpi.measure.unwritten_output import unwritten_problem
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
 
@@ -144,7 +145,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens)
-            if why := (readings.fail_problem(found) or
+            if why := (readings.fail_problem(found) or  # s43 G6: a file it never wrote
+                       unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads)):
                 status, error = "failed", why
