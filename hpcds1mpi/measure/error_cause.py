@@ -20,7 +20,10 @@ Two rules, for any program:
   :data:`REPORT_LINES` lines before its last), one saying a named file is missing or cannot be
   opened (:data:`MISSING`, with a path or file name: :data:`NAMED_FILE`) is the reason rather
   than the generic lines after it ("There is an error in the specified basis set"), NWChem's
-  "Unable to open h2o-3.nw --- appending .nw" over its "failed to open the input file".
+  "Unable to open h2o-3.nw --- appending .nw" over its "failed to open the input file";
+  never one the program went on from: said in words (:data:`WENT_ON`: "..., using built-in
+  defaults"), or shown by its progress line coming again after it ("step 2: dt=0.005" after
+  "step 1: dt=0.01": :func:`went_on_after`, s43 tester K4).
 """
 
 from __future__ import annotations
@@ -100,6 +103,11 @@ WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:
                      r"\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
                      r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE)
 
+#: How far before a refusal its program's progress lines are looked for (:func:`went_on_after`).
+PROGRESS_LINES = 200
+#: A number in a line, masked to compare progress lines.
+_DIGITS = re.compile(r"\d+")
+
 
 def names_cause(text: str) -> bool:
     """Whether an error line says a file it names is missing or cannot be opened, or that the
@@ -109,17 +117,35 @@ def names_cause(text: str) -> bool:
     return bool(MISSING.search(text) and NAMED_FILE.search(text) or REFUSED.search(text))
 
 
-def cause_first(found: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """``found`` (error lines with their line index, in output order) with the line that
-    names the cause of its last report moved last, where one does (see the module): the
-    reason is the last."""
+def cause_first(found: list[tuple[int, str]], lines: list[str] | None = None
+                ) -> list[tuple[int, str]]:
+    """``found`` (error lines with their line index in ``lines``, the stream's program lines,
+    in output order) with the line that names the cause of its last report moved last, where
+    one does and the program did not go on from it (:func:`went_on_after`; see the module):
+    the reason is the last."""
     if len(found) < 2 or names_cause(found[-1][1]):
         return found
     end = found[-1][0]
+    errors = {index for index, _ in found}
     for k in range(len(found) - 2, -1, -1):
         index, text = found[k]
         if end - index > REPORT_LINES:
             break
-        if names_cause(text):
+        if names_cause(text) and not (lines and went_on_after(lines, index, end, errors)):
             return found[:k] + found[k + 1:] + [found[k]]
     return found
+
+
+def went_on_after(lines: list[str], at: int, end: int, errors: set[int]) -> bool:
+    """Whether the program, after ``lines[at]`` and before ``lines[end]``, wrote again a line
+    it wrote in the :data:`PROGRESS_LINES` lines before it, the same but for its numbers and
+    with a number in it (``step 1: dt=0.01`` ... ``step 2: dt=0.005``): its loop resumed, so
+    the refusal at ``at`` was no end of the run, whatever words it used (s43 tester K4: a
+    recovery not said in :data:`WENT_ON`'s words). ``errors``: the error lines' places, no
+    progress."""
+    def shape(i: int) -> str | None:
+        ln = lines[i]
+        return _DIGITS.sub("#", ln) if ln and i not in errors and _DIGITS.search(ln) else None
+
+    before = {shape(i) for i in range(max(0, at - PROGRESS_LINES), at)} - {None}
+    return bool(before) and any(shape(i) in before for i in range(at + 1, min(end, len(lines))))

@@ -365,7 +365,8 @@ def reason_line(stdout: str, stderr: str) -> str:
         err_errors = []  # a runtime's copy of the program's own account (ARMCI's: s37 G5)
     for found in (_specific(err) + yaml_documents(stderr) + _box_errors(boxes[0]),
                   _specific(out) + yaml_documents(stdout) + _box_errors(boxes[1]), crashes,
-                  *([t for _, t in cause_first(e)] for e in (err_errors, out_errors)),
+                  *([t for _, t in cause_first(*e)] for e in ((err_errors, err), (out_errors,
+                                                                              out))),
                   [stopped] if stopped else [],
                   [ln for ln in err if ln], helps[:1], *texts):
         if found:  # the program's text, never obeyed by the terminal (s29 tester H5)

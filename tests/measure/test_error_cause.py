@@ -212,3 +212,24 @@ def test_a_refused_value_the_program_recovered_from_is_not_the_reason(recovered)
               "Error: solver diverged at step 30 (NaN in pressure)\n")
     assert not names_cause(recovered)
     assert _reason(stdout, "") == "exit code 255: Error: solver diverged at step 30 (NaN in pressure)"
+
+
+@pytest.mark.parametrize("refused", [
+    "timestep too large for stability", "ghost index 7 out of range",
+    "this grid needs at least 3 levels", "illegal nlev (-1)",
+])
+def test_a_refused_value_after_which_the_programs_steps_went_on_is_not_the_reason(refused):
+    """s43 tester K4, without a word of recovery: its next step's progress line ("step 2"
+    after "step 1") shows the run went on from the refused value, so the later error is the
+    reason."""
+    from hpcds1mpi.measure.error_cause import cause_first
+
+    stdout = (f"step 1: dt=0.01\n{refused}\nstep 2: dt=0.005\n"
+              "Error: solver diverged at step 30 (NaN in pressure)\n")
+    assert _reason(stdout, "") == ("exit code 255: Error: solver diverged at step 30 (NaN in "
+                                   "pressure)")
+    # no step after it: the refusal ended the run, and stays the reason over the generic line
+    ended = f"step 1: dt=0.01\n{refused}\nstopping.\nError: run failed\n"
+    assert _reason(ended, "") == f"exit code 255: {refused}"
+    # without the stream's lines (an older caller) the refusal is moved last as before
+    assert cause_first([(1, refused), (3, "Error: x")])[-1] == (1, refused)
