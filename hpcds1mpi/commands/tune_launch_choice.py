@@ -45,7 +45,7 @@ def check_kernel_plugin(mpi: str) -> None:
 
     launch = launchers.local("srun", mpi=mpi)
     check_srun(shutil.which("srun") or "srun", launch, dict(os.environ), one_rank=False)
-    check_kernel_launcher(launch, f"--mpi {mpi}")
+    check_kernel_launcher(launch, f"--mpi {mpi}", command="tune")
 
 
 def program_launch(program: str | None, *, launcher, mpi, cluster_file, partition,

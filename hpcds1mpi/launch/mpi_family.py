@@ -36,6 +36,7 @@ from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES
                                         family_of_soname, version_line)
 from hpcds1mpi.launch.pmix_support import mpich_speaks_pmix, openmpi_slurm_pmi
 from hpcds1mpi.launch.program_folder import in_folder
+from hpcds1mpi.launch.refusal_words import RefusalWords
 
 
 def _ldd_family(path: str, env: dict) -> tuple[str | None, str]:
@@ -55,8 +56,6 @@ def linked_library(path: str, env: dict) -> str | None:
         if family_of_soname(name) and os.path.isfile(resolved):
             return resolved
     return None
-
-
 
 
 def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
@@ -79,7 +78,8 @@ def library_file(program: ProgramMPI, env: dict | None = None) -> str | None:
         extension) else None
 
 
-def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
+def speaks_pmix(program: ProgramMPI, env: dict | None = None,
+                library: str | None = None) -> bool | None:
     """Whether ``program``'s MPI library can join its ranks through PMIx (``srun --mpi=pmix``);
     None when that cannot be read.
 
@@ -88,11 +88,12 @@ def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     (MPICH built ``--with-pmix``): its built-in PMI speaks PMI-1/PMI-2 alone, and under
     ``--mpi=pmix`` Debian's MPICH 4.0 starts each rank as a 1-rank world while MPICH 5 aborts
     ("unsupported PMI version PMIx"). Unreadable: the library or one it needs not found, Intel
-    MPI, or a vendor's PMI library."""
+    MPI, or a vendor's PMI library. ``library``: its MPI library file where the caller knows
+    it (None: :func:`library_file`)."""
     env = dict(os.environ if env is None else env)
     if program.family == OPENMPI:
         return True
-    library = library_file(program, env) if program.family == MPICH else None
+    library = library or library_file(program, env) if program.family == MPICH else None
     text = ldd_text(library, env) if library else None
     if text is None:
         return None
@@ -100,20 +101,25 @@ def speaks_pmix(program: ProgramMPI, env: dict | None = None) -> bool | None:
     return mpich_speaks_pmix(library, names, unresolved="not found" in text)
 
 
-def pmix_refusal(program: ProgramMPI, plugin: str, env: dict | None = None) -> str | None:
-    """Why ``srun --mpi=plugin`` cannot start ``program`` as one job: a PMIx plugin for an MPI
-    library that speaks no PMIx (:func:`speaks_pmix`); None otherwise, or when unreadable."""
-    if not plugin.startswith("pmix") or speaks_pmix(program, env) is not False:
+def pmix_refusal(program: ProgramMPI, plugin: str, env: dict | None = None,
+                 library: str | None = None, plugin_from: str = "") -> str | None:
+    """Why ``srun --mpi=plugin`` (given by ``plugin_from``, said where not "") cannot start
+    ``program`` (loading ``library``, None: :func:`library_file`) as one job: a PMIx plugin for
+    an MPI library that speaks no PMIx (:func:`speaks_pmix`); None otherwise, or unreadable."""
+    if not plugin.startswith("pmix") or speaks_pmix(program, env, library) is not False:
         return None
-    return (f"its MPI library {library_file(program, env)} links no PMIx library, so srun "
-            f"--mpi={plugin} would start it as independent 1-rank copies")
+    # MPICH 4.0 starts 1-rank worlds there, MPICH 5 (the wheel's) aborts in MPI_Init (s33 A9)
+    return (f"its MPI library {library or library_file(program, env)} links no PMIx library, "
+            f"so srun --mpi={plugin}{f' ({plugin_from})' if plugin_from else ''} would start it "
+            "as independent 1-rank copies or abort in MPI_Init")
 
 
-def openmpi_pmi2_refusal(program: ProgramMPI, env: dict | None = None) -> str | None:
+def openmpi_pmi2_refusal(program: ProgramMPI, env: dict | None = None,
+                         library: str | None = None) -> str | None:
     """Why ``srun --mpi=pmi2`` cannot start the Open MPI ``program``: its installation has no
     Slurm PMI component (:func:`~hpcds1mpi.launch.pmix_support.openmpi_slurm_pmi`); None
     where it has one, or where that cannot be read (the launch probe decides there)."""
-    library = library_file(program, env) if program.family == OPENMPI else None
+    library = library or library_file(program, env) if program.family == OPENMPI else None
     speaks, why = openmpi_slurm_pmi(library) if library else (None, "")
     return why if speaks is False else None
 
@@ -313,21 +319,22 @@ def candidates(family: str, env: dict | None = None, exclude: str = "",
     return owner_first(found, library)
 
 
-def use_srun_mpi(plugin: str) -> str:
-    """How to give srun's ``--mpi`` plugin, in words every command taking a launcher can
-    follow: ``sweep`` and ``tune`` both have ``--mpi`` (s43 review R3: tune's gained it, and the
-    line still sent tune users to a cluster file), and a cluster file's ``mpi`` sets it too."""
-    return (f"use srun --mpi={plugin} (sweep and tune: --mpi {plugin}, or mpi = \"{plugin}\" in "
-            "a --cluster file)")
-
-
 def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
-                   env: dict | None = None) -> str | None:
+                   env: dict | None = None, *, words: RefusalWords = RefusalWords(),
+                   library: str | None = None, suggest=None) -> str | None:
     """Refuse a launcher that cannot start ``program`` as one job; return its family.
 
+    Args:
+        words: how the refusal names its fix, by the refusing command's options (the kernels'
+            sweep takes no ``--mpiexec``: :func:`~hpcds1mpi.launch.refusal_words.kernel_words`).
+        library: the MPI library file ``program`` loads where the caller knows it better than
+            ``ldd`` (the MPICH wheel's, found by mpi4py's own loader); None: :func:`library_file`.
+        suggest: the launcher of the program's family to name, of () -> path or None; None:
+            the first of :func:`candidates`.
+
     Raises:
-        LaunchError: one line naming the program's MPI, why this launcher cannot start it and
-            a launcher that can (``--mpiexec PATH``), when one is on PATH.
+        LaunchError (``words.error``): the program's MPI, why this launcher cannot start it and
+            a launcher that can, when one is found.
         ConfigError: an srun ``--mpi`` that cannot start it: ``none`` for several ranks,
             ``pmix`` for a library that speaks no PMIx (:func:`speaks_pmix`), another than
             ``pmix`` for an Open MPI without Slurm's PMI (:func:`openmpi_pmi2_refusal`).
@@ -336,31 +343,32 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
     want = program.family
     if want not in (OPENMPI, MPICH):
         return family  # unknown or an unresolved MPI-5 ABI: the probe decides
+    head = words.head.format(name=FAMILY_NAMES[want], evidence=program.evidence)
+    suggest = suggest or (lambda: next(iter(candidates(
+        want, env, exclude=launcher_path, library=library or library_file(program, env))), None))
     if family == "slurm":
         # s31 tester P8: a --mpi value that cannot start it is a bad option value, exit 2, as
         # pmix_refusal's below (these two exited 1)
+        plugin = f"srun --mpi={srun_mpi}" + (f" ({words.plugin_from})" if words.plugin_from
+                                             else "")
         if srun_mpi == "none":
-            raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
-                              f"({program.evidence}); srun --mpi=none gives its ranks no "
-                              f"wire-up: {use_srun_mpi('pmix' if want == OPENMPI else 'pmi2')}")
+            raise ConfigError(f"{head}; {plugin} gives its ranks no wire-up: "
+                              + words.plugin_fix.format("pmix" if want == OPENMPI else "pmi2"))
         if want == OPENMPI and srun_mpi and not srun_mpi.startswith("pmix") and (
-                why := openmpi_pmi2_refusal(program, env)):  # it aborts in MPI_Init there
-            others = candidates(OPENMPI, env, library=library_file(program, env))
-            raise ConfigError(f"this program is linked against Open MPI ({program.evidence}); "
-                              f"{why}, so srun --mpi={srun_mpi} cannot start it as one job: "
-                              + use_srun_mpi("pmix")
-                              + (f", or its launcher: --mpiexec {others[0]}" if others else ""))
-        if why := pmix_refusal(program, srun_mpi, env):  # the same every run: a bad --mpi
-            raise ConfigError(f"this program is linked against {FAMILY_NAMES[want]} "
-                              f"({program.evidence}); {why}: {use_srun_mpi('pmi2')}")
+                why := openmpi_pmi2_refusal(program, env, library)):  # it aborts in MPI_Init
+            own = suggest() if words.or_launcher else None
+            raise ConfigError(f"{head}; {why}, so {plugin} cannot start it as one job: "
+                              + words.plugin_fix.format("pmix")
+                              + (words.or_launcher.format(own) if own else ""))
+        if why := pmix_refusal(program, srun_mpi, env, library, words.plugin_from):
+            raise ConfigError(f"{head}; {why}: {words.plugin_fix.format('pmi2')}")
         return family
     if family == want:
         return family
-    others = candidates(want, env, exclude=launcher_path, library=library_file(program, env))
-    hint = (f"use its launcher: --mpiexec {others[0]}" if others else
-            f"install {FAMILY_NAMES[want]}'s launcher and pass it with --mpiexec PATH")
-    raise LaunchError(f"this program is linked against {FAMILY_NAMES[want]} "
-                      f"({program.evidence}) but {launcher_path} is "
+    own = suggest()
+    hint = words.launcher_fix.format(own) if own else words.no_launcher.format(
+        name=FAMILY_NAMES[want])
+    raise words.error(f"{head} but {launcher_path} is "
                       f"{LAUNCHER_NAMES.get(family or '', 'not its launcher')}, "
                       f"which would start it as independent 1-rank copies; {hint}")
 

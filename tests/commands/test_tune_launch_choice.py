@@ -37,6 +37,23 @@ def test_a_kernels_mpi_that_srun_does_not_have_is_refused_naming_its_plugins(slu
         check_kernel_plugin("pmix_v99")
 
 
+@pytest.mark.slurm
+def test_a_kernels_plugin_its_mpi_cannot_use_is_refused_in_tunes_own_words(slurm, monkeypatch):
+    """s43 review R5: tune's kernel refusal was the sweep's copy and began "sweep --launch:";
+    now the one launcher check, worded for tune."""
+    from hpcds1mpi.commands.tune_launch_choice import check_kernel_plugin
+    from hpcds1mpi.launch.own_launcher import mpi4py_mpi
+
+    if mpi4py_mpi().family not in ("mpich", "openmpi"):
+        pytest.skip("this Python's mpi4py is not read here")
+    monkeypatch.setenv("SLURM_CONF", slurm.conf)
+    with pytest.raises(ConfigError) as refused:
+        check_kernel_plugin("none")
+    line = str(refused.value)
+    assert line.startswith("tune: the kernels run this Python's mpi4py, linked against ")
+    assert "srun --mpi=none (--mpi none) gives its ranks no wire-up: pass --mpi " in line
+
+
 def test_tunes_help_names_mpi():
     res = run_cli(["tune", "--help"], timeout=120)
     assert res.returncode == 0 and "--mpi TEXT" in res.stdout
