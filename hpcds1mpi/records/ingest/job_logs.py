@@ -19,7 +19,7 @@ from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
 from .schema import KINDS, TABLE_MARK, rows_frame
-from .slurm_fields import NOT_FINISHED_REASON, REQUEUED_WAITING
+from .slurm_fields import NOT_FINISHED_REASON, REQUEUED_AGAIN, REQUEUED_WAITING
 from .swf import read_swf
 from .swf_header import looks_like_swf
 from .table_rows import checked_jobs, dropped_reasons, refuse_nameless
@@ -189,7 +189,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     if report.jobs == 0:
         reasons = dropped_reasons(report) or "empty"
         message = f"{path}: no job could be read as {kind} ({reasons})"
-        if report.dropped and set(report.dropped) <= {NOT_FINISHED_REASON, REQUEUED_WAITING}:
+        if report.dropped and set(report.dropped) <= {NOT_FINISHED_REASON, REQUEUED_WAITING,
+                                                             REQUEUED_AGAIN}:
             raise NoEndedJobs(message, report)
         raise IngestError(message)
     return df, report

@@ -4,10 +4,13 @@
 steps; a file joined newest first, reversed (``tac``) or sorted (``sort -u``, ``sort -V``)
 lists them in any order. So attempts are ordered by their own times, never by their place in
 the file (s43 tester J1): by Submit (a requeue resets it), then Start and End, as
-:mod:`.same_jobs` orders attempts found in several files. The job is the last attempt that
-ended, else the last one; the others are its earlier attempts. A step belongs to the attempt
-whose run, Start to End, holds the step's Start (s43 tester J11); a step whose Start tells
-nothing goes with the job line read last before it, as ``-D`` lists them, else with the job.
+:mod:`.same_jobs` orders attempts found in several files. The job is the newest attempt; the
+others are its earlier attempts. Where the newest has not ended (running or pending again
+after a requeue), neither has the job: an earlier attempt that ended (NODE_FAIL, PREEMPTED)
+had been taken for it, its end for the job's (s43 review R1); ``--json`` reads it so too. A
+step belongs to the attempt whose run, Start to End, holds the step's Start (s43 tester J11);
+a step whose Start tells nothing goes with the job line read last before it, as ``-D`` lists
+them, else with the job.
 """
 
 from __future__ import annotations
@@ -25,10 +28,9 @@ class Attempts:
         self.steps: list[tuple[str | None, str, dict]] = []
 
 
-def split_attempts(attempts: Attempts, read_time, ended) -> tuple[int, dict, list[dict], list[dict]]:
-    """(place, row) of the attempt that is the job, its earlier attempts' rows, and the job's
-    step lines (the same step listed twice kept once, the last). ``ended(row)``: whether a
-    job line's State is one a job ends in."""
+def split_attempts(attempts: Attempts, read_time) -> tuple[int, dict, list[dict], list[dict]]:
+    """(place, row) of the attempt that is the job (the newest), its earlier attempts' rows,
+    and the job's step lines (the same step listed twice kept once, the last)."""
     lines = list(attempts.lines.values())
     if len(lines) == 1:  # the common case: no time read
         place, row = lines[0]
@@ -38,7 +40,7 @@ def split_attempts(attempts: Attempts, read_time, ended) -> tuple[int, dict, lis
     timed = sorted(((tuple(_time(row, column, read_time) for column in ("Submit", "Start", "End")),
                      place, submit, row) for submit, (place, row) in attempts.lines.items()),
                    key=lambda line: (tuple((t is not None, t or 0) for t in line[0]), line[1]))
-    kept = ([line for line in timed if ended(line[3])] or timed)[-1]
+    kept = timed[-1]
     earlier = [line[3] for line in timed if line is not kept]
     spans = [(submit, times[1], times[2]) for times, _, submit, _ in timed]
     mine = [line for line in attempts.steps

@@ -156,7 +156,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
             continue
         # sacct -D lists every attempt of a requeued job: the job is its last, in its place, as
         # without -D. A note, not a drop: a clean export is not malformed (s32 tester S6).
-        places[jid], jobs[jid], earlier_rows, steps[jid] = split_attempts(attempts, read_time, _ended)
+        places[jid], jobs[jid], earlier_rows, steps[jid] = split_attempts(attempts, read_time)
         if earlier_rows:
             report.notes[EARLIER_ATTEMPT] += len(earlier_rows)
             earlier[jid] = earlier_rows
@@ -191,7 +191,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     rows = build_rows(order, lambda key: _job_from_sacct_rows(
                           shown[key], jobs[key],
                           [] if key[1] in cut_jobs else steps[key],
-                          report, read_time, cpu_unknown),
+                          report, read_time, cpu_unknown, key in earlier),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
     key_of = {shown[key]: key for key in order}
     for row in rows:
@@ -241,14 +241,14 @@ def _reason(exc: Exception) -> str:
 
 
 def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport,
-                         read_time, cpu_unknown: bool = False) -> dict | None:
+                         read_time, cpu_unknown: bool = False, requeued: bool = False) -> dict | None:
     state = job.get("State", "").strip()
     if not state:
         report.dropped["no State column/value"] += 1
         return None
     status = slurm_status(state)
     if status is None:
-        count_not_finished(state, report, array_range(jid))
+        count_not_finished(state, report, array_range(jid), requeued)
         return None
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))

@@ -198,16 +198,23 @@ REQUEUED_WAITING = ("requeued and not finished yet (its last attempt listed is R
 #: s37 tester J7: sacct writes a pending job array as one line, 7007_[1-5%2].
 PENDING_ARRAY_TASKS = ("array task not run yet, in a pending job array's one line (sacct "
                        "writes e.g. 7007_[1-5%2] for 5 tasks; counted above as one line)")
+#: s43 review R1: a job requeued (NODE_FAIL, PREEMPTED, scontrol requeue) and running or pending
+#: again had been read as its ended earlier attempt, that attempt's end taken for the job's.
+REQUEUED_AGAIN = ("requeued and running or pending again (its newest attempt has not ended; "
+                  "an earlier attempt's end is not the job's)")
 _ARRAY_RANGE = re.compile(r"\d+_\[([^\]]*)\]")
 
 
-def count_not_finished(state: str, report: FileReport, tasks: str | None = None) -> None:
+def count_not_finished(state: str, report: FileReport, tasks: str | None = None,
+                       requeued: bool = False) -> None:
     """Count a job line that has not ended (``slurm_status`` None) under its reason: a
-    requeued job's REQUEUED attempt (:data:`REQUEUED_WAITING`), else
+    requeued job's REQUEUED attempt (:data:`REQUEUED_WAITING`), the newest attempt of a job
+    whose earlier attempts are listed (``requeued``: :data:`REQUEUED_AGAIN`), else
     :data:`NOT_FINISHED_REASON`; the array tasks a pending array's line stands for
     (``tasks``: its range, ``1-5%2``; None: not an array's) in a note."""
-    requeued = state.split()[0].upper().startswith("REQUEUE") if state.strip() else False
-    report.dropped[REQUEUED_WAITING if requeued else NOT_FINISHED_REASON] += 1
+    waiting = state.split()[0].upper().startswith("REQUEUE") if state.strip() else False
+    report.dropped[REQUEUED_WAITING if waiting else REQUEUED_AGAIN if requeued
+                   else NOT_FINISHED_REASON] += 1
     count = array_task_count(tasks) if tasks else None
     if count:
         report.notes[PENDING_ARRAY_TASKS] += count

@@ -4,6 +4,7 @@ attempt's whose run holds it, whatever the lines' order (s43 tester J1, J11)."""
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -50,3 +51,33 @@ def test_a_step_of_unknown_start_goes_with_the_job_line_before_it(tmp_path):
     table, _ = _read(tmp_path, [FIRST.format("REQUEUED"), unknown(FIRST_STEP), LAST,
                                 unknown(LAST_STEP)])
     assert table.peak_rss_mb[0] == 50.0
+
+
+#: Real: the test Slurm (22.05), `sbatch --requeue --wrap "sleep 30"`, `scontrol requeue` once
+#: it ran, then `sacct -j ID --duplicates -P` while it ran again (s43 review R1).
+RUNNING_AGAIN = Path(__file__).parent / "sacct_exports" / "s44-requeued-running-D-P.txt"
+#: Another job of the same export's columns, ended, so that the file has a job to read.
+ENDED = ("56620390|56620390|ok|root|root|debug|COMPLETED|00:00:05|5|00:05:00|5|"
+         "2026-12-07T05:17:40|2026-12-07T05:17:41|2026-12-07T05:17:46|1||1|1|1|0:0||1000M|"
+         "00:00.002")
+
+
+@pytest.mark.parametrize("earlier_state", ["REQUEUED", "NODE_FAIL", "PREEMPTED", "FAILED"])
+@pytest.mark.parametrize("newest", ["RUNNING", "PENDING"])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_job_requeued_and_not_ended_again_is_not_its_ended_earlier_attempt(
+        tmp_path, earlier_state, newest, reverse):
+    """It had been stored as its earlier attempt (NODE_FAIL: failed, 10 s, ended at the
+    requeue) under a note that the last attempt was kept; now it is a job not ended, counted
+    so, as --json reads it."""
+    from hpcds1mpi.records.ingest.slurm_fields import REQUEUED_AGAIN
+
+    header, first, first_step, again, again_step = RUNNING_AGAIN.read_text().splitlines()
+    first = first.replace("|REQUEUED|", f"|{earlier_state}|")
+    again = again.replace("|RUNNING|", f"|{newest}|")
+    lines = [first, first_step, again, again_step, ENDED]
+    path = tmp_path / "export.txt"
+    path.write_text("\n".join([header, *(lines[::-1] if reverse else lines)]) + "\n")
+    table, report = read_job_log(path)
+    assert list(table.job_id) == ["56620390"]
+    assert report.dropped == {REQUEUED_AGAIN: 1}
