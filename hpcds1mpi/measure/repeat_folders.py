@@ -25,6 +25,16 @@ launch walls) the first launch took at most 1.6x the longest later one, where th
 skipped their work took 11-51x (Ray, ABySS, GARLI at 1 rank). Where no line shows it, a launch
 :data:`SKIPPED` times the median of the others is noted (:func:`outlier_note`).
 
+Neither shorter-time rule (new error lines, skipped work) holds against a later launch whose own
+output **proves it ran** (:func:`ran_its_work`): it was ``ok`` and printed the program's own time
+(``--time-regex``, read from what that launch wrote), not :data:`SHORTER` times shorter than the
+first's, and every other reading the first printed. Its first launch was slower for a reason
+outside the program's timed work: a cache or table it built once, a cold file cache (s44: a
+program that built its tables in 2 s had every repeat run cold in a fresh folder, 2.35 s a
+launch for 0.29 s). A figure of merit alone proves nothing (a program that resumes prints its
+stored result), nor does the wall time; a later launch naming what the first made in an error
+line, or saying a thing exists, still collides.
+
 **Then** that launch is not measured: it, and every repeat after it, runs again, each in a
 fresh folder of its own (:meth:`RepeatFolders.folder`) that holds a link to every entry the
 configuration's folder had before its first launch (its inputs; never what the first launch
@@ -109,6 +119,20 @@ def _new_lines(first: dict, later: dict) -> list[str]:
             and not _GOES_ON.search(ln)]
 
 
+def ran_its_work(first: dict, later: dict) -> bool:
+    """Whether ``later`` (an ``ok`` launch after ``first``) printed the program's own time,
+    not :data:`SHORTER` times shorter than ``first``'s, and every reading ``first`` printed
+    (``found``: the readings of that launch's own output), so it did the work ``first`` did."""
+    import math
+
+    was, now = first.get("found") or {}, later.get("found") or {}
+    time, then = now.get("time", math.nan), was.get("time", math.nan)
+    if not (time > 0 and then > 0) or SHORTER * time < then:
+        return False
+    return all(math.isfinite(now.get(name, math.nan)) for name in ("fom", "ranks")
+               if math.isfinite(was.get(name, math.nan)))
+
+
 def skipped_work(first: dict, later: dict, created: set[str]) -> str:
     """The line of ``later`` (see :func:`collision`) that shows it skipped the work ``first``
     did, with no error word (see the module); "" when none does."""
@@ -129,11 +153,12 @@ def skipped_work(first: dict, later: dict, created: set[str]) -> str:
     return ""
 
 
-def collision(first: dict, later: dict, created: set[str]) -> str:
+def collision(first: dict, later: dict, created: set[str], ran: bool = False) -> str:
     """The line of ``later`` (a launch after ``first``, the configuration's first ``ok`` one,
     in the same folder, which ``first`` added ``created`` to) that shows it collided on what
     ``first`` left: a new error line, else one that shows it skipped the work
-    (:func:`skipped_work`); "" when none does."""
+    (:func:`skipped_work`); "" when none does. ``ran``: ``later``'s own output proves it did
+    the work (:func:`ran_its_work`), so a shorter time alone tells nothing."""
     from hpcds1mpi.measure.argument_files import EXISTING, _names
 
     if not created:
@@ -143,26 +168,29 @@ def collision(first: dict, later: dict, created: set[str]) -> str:
     for line in new:
         if EXISTING.search(line) or any(_names(line, name) for name in created):
             return line
+    if ran:
+        return ""
     if new and first["wall_s"] > SHORTER * later["wall_s"]:
         return new[-1]
     return skipped_work(first, later, created)
 
 
-def outlier_note(run: str, walls: list[float]) -> str:
+def outlier_note(run: str, times: list[float]) -> str:
     """The sweep's note on ``run`` (its workload, size and configuration), recorded ok, one of
-    whose measured launches (``walls``, their wall times, 3 or more) took :data:`SKIPPED` times
+    whose measured launches (``times``, as recorded, 3 or more: the program's own
+    where ``--time-regex`` reads it, else the launches' walls) took :data:`SKIPPED` times
     the median of the others: no line told that the others skipped the work (see the module),
     but the median recorded may still not be the job's time; "" when none did."""
     import statistics
 
-    if len(walls) < 3:
+    if len(times) < 3:
         return ""
-    top = max(range(len(walls)), key=walls.__getitem__)
-    median = statistics.median(walls[:top] + walls[top + 1:])
-    if not median > 0 or walls[top] < SKIPPED * median:
+    top = max(range(len(times)), key=times.__getitem__)
+    median = statistics.median(times[:top] + times[top + 1:])
+    if not median > 0 or times[top] < SKIPPED * median:
         return ""
-    return (f"note: {run}: measured launch {top + 1} took {walls[top] / median:.0f}x the median "
-            f"of the others ({walls[top]:.3g} s, they {median:.3g} s), so the median recorded "
+    return (f"note: {run}: measured launch {top + 1} took {times[top] / median:.0f}x the median "
+            f"of the others ({times[top]:.3g} s, they {median:.3g} s), so the median recorded "
             "may not be the job's time: a program that skips or resumes work from files an "
             "earlier launch left in its folder does so (every repeat runs in one folder); if "
             "yours does, sweep into a new --out a wrapper script that removes those files, "
@@ -216,7 +244,8 @@ class RepeatFolders:
             if status == OK:
                 self.first, self.created = result, entries(self.home) - self.before
             return False
-        if self.fresh or not (line := collision(self.first, result, self.created)):
+        ran = status == OK and ran_its_work(self.first, result)  # s44: a cold first launch
+        if self.fresh or not (line := collision(self.first, result, self.created, ran)):
             return False
         self.fresh, self.collided = True, self.launches
         if self.say:

@@ -175,3 +175,66 @@ def test_a_sweep_measures_a_program_that_skips_what_its_first_launch_did_in_fres
     # before: ok, runtime_s ~0.01 s, the empty launches' median, noise ~40, no note
     assert row.status == "ok" and row.repeats == 3 and row.runtime_s > 0.5, row
     assert (tmp_path / ".d-lock0").exists()
+
+
+# s44: a program whose first launch builds a table it keeps (2 s), its timed work the same.
+def _timed(stdout: str, wall: float, time: float, **found) -> dict:
+    return {**_launch(stdout, wall), "found": {"time": time, **found}}
+
+
+TABLES_1 = _timed("building lookup tables\ncompute time: 0.100 s\n", 2.25, 0.100)
+TABLES_2 = _timed("lookup tables loaded from tables.bin\ncompute time: 0.101 s\n", 0.22, 0.101)
+
+
+def test_a_later_launch_whose_own_time_shows_it_ran_is_no_collision():
+    from hpcds1mpi.measure.repeat_folders import ran_its_work
+
+    assert ran_its_work(TABLES_1, TABLES_2)
+    assert collision(TABLES_1, TABLES_2, {"tables.bin"}, ran=True) == ""
+    assert collision(TABLES_1, TABLES_2, {"tables.bin"}) != ""  # without the proof: as before
+    # a skipped launch printing a far shorter time of its own, or none, proves nothing
+    assert not ran_its_work(TABLES_1, {**TABLES_2, "found": {"time": 0.001}})
+    assert not ran_its_work(TABLES_1, {**TABLES_2, "found": {}})
+    assert not ran_its_work(_launch("x\n", 2.0), TABLES_2)  # wall times only: no proof
+    # a reading the first printed and the later did not: no proof
+    assert not ran_its_work({**TABLES_1, "found": {"time": 0.1, "fom": 3.0}}, TABLES_2)
+    # an error line naming what the first made still collides
+    failed = _timed("error: tables.bin is locked\ncompute time: 0.1 s\n", 0.2, 0.1)
+    assert collision(TABLES_1, failed, {"tables.bin"}, ran=True) == "error: tables.bin is locked"
+
+
+def test_a_launch_that_reprints_the_first_ones_time_is_not_ok_and_proves_nothing(tmp_path):
+    folders = RepeatFolders(str(tmp_path))
+    (tmp_path / "tables.bin").write_text("t")
+    folders.again(TABLES_1, "ok")
+    folders.created = {"tables.bin"}
+    # GARLI-like: skipped, printed the stored 0.1 s in 0.01 s: the time check fails it
+    stored = {**TABLES_2, "wall_s": 0.01}
+    assert folders.again(stored, "failed") and folders.fresh
+    folders = RepeatFolders(str(tmp_path))
+    folders.first, folders.created = TABLES_1, {"tables.bin"}
+    assert not folders.again(TABLES_2, "ok") and not folders.fresh
+
+
+COLD_FIRST = """#!/bin/sh
+if [ -e tables.bin ]; then echo "lookup tables loaded"; else echo "building lookup tables"
+  sleep 1.5; touch tables.bin; fi
+sleep 0.1; echo "compute time: 0.100 s"
+"""
+
+
+@pytest.mark.mpi
+def test_a_sweep_measures_a_program_whose_first_launch_builds_a_cache_in_its_folder(tmp_path):
+    program = tmp_path / "cold.sh"
+    program.write_text(COLD_FIRST)
+    program.chmod(0o755)
+    out = tmp_path / "c.h5"
+    proc = run_cli(["sweep", "--command", f"{program}", "--label", "cold", "--sizes", "1",
+                    "--ranks-per-node", "1", "--min-time", "0", "--no-progress", "--time-regex",
+                    r"compute time: ([0-9.]+)", "--out", str(out)], timeout=120,
+                   cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "fresh folder" not in proc.stderr and "median recorded" not in proc.stderr, proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    # before: every repeat ran cold in a fresh folder, elapsed ~1.7 s a launch
+    assert row.status == "ok" and row.repeats == 3 and row.elapsed_s < 1.0, row
