@@ -212,7 +212,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             raise ConfigError("--command sweeps your program; do not combine it with --plan/--kernel")
         if sizes is None:
             raise ConfigError("--command needs --sizes")
-        from hpcds1mpi.launch.preflight import LaunchChoice
+        from hpcds1mpi.launch.preflight import LaunchChoice, refuse_unused_plugin
         from hpcds1mpi.measure.readings import Readings
         from hpcds1mpi.measure.setup_command import check_setup
 
@@ -239,6 +239,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition, program=split_command(program) or None)
+        refuse_unused_plugin(mpi_plugin, choice.started_by(launcher))  # s44
         if choice.said:
             click.echo(f"note: {choice.said}", err=True)
         if plan.cap_note:  # --min-time alone lifted the cap (s38 tester B6)

@@ -29,7 +29,7 @@ def launch_sweep(ranks: int, argv: list[str], out: str | None, *, launcher: str 
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch import launchers
     from hpcds1mpi.launch.kernel_launcher_check import check_kernel_launcher
-    from hpcds1mpi.launch.preflight import LaunchChoice
+    from hpcds1mpi.launch.preflight import LaunchChoice, refuse_unused_plugin
     from hpcds1mpi.measure.supervise import supervise
 
     if ranks < 1:
@@ -45,6 +45,7 @@ def launch_sweep(ranks: int, argv: list[str], out: str | None, *, launcher: str 
     # s42: the cluster file's launcher and mpiexec, checked, as a --command sweep's
     choice = LaunchChoice.of(launcher=launcher, mpi=mpi, launcher_args=launcher_args,
                              cluster_file=cluster_file, partition=partition)
+    refuse_unused_plugin(mpi_plugin, choice.started_by(launcher))  # s44
     if choice.said:
         click.echo(f"note: {choice.said}", err=True)
     # s33 tester A9: the kernels' mpi4py under a plugin it cannot use had ended "exited 16"

@@ -82,6 +82,19 @@ class LaunchChoice:
         return cls(launcher or ("mpiexec" if path else None), mpi or site["mpi"], path, args,
                    said)
 
+    def started_by(self, launcher: str | None) -> str:
+        """What starts the ranks under this choice, where it is not srun, as a refusal of
+        ``--mpi`` names it (:func:`refuse_unused_plugin`); "" where srun does. ``launcher``:
+        the command line's ``--launcher``."""
+        if (self.launcher or launchers.detect()) == "srun":
+            return ""
+        if launcher == "mpiexec":
+            return "--launcher mpiexec"
+        if self.mpiexec:
+            return f"mpiexec ({self.mpiexec})"
+        return ("the cluster file's launcher, mpiexec," if self.launcher else
+                "outside a Slurm allocation mpiexec")
+
     def launcher_for(self, cores: int | None = None) -> launchers.Launcher:
         return launchers.local(self.launcher, mpi=self.mpi, mpiexec=self.mpiexec,
                                args=self.args, cores=cores)
@@ -91,6 +104,21 @@ class LaunchChoice:
         return {"launcher": launch.name, "command": getattr(launch, "command", "srun"),
                 "flavour": type(launch).__name__, "args": list(launch.args),
                 "mpi": self.mpi if launch.name == "srun" else ""}
+
+
+def refuse_unused_plugin(mpi: str | None, started_by: str) -> None:
+    """Refuse the command line's ``--mpi`` (srun's PMI plugin; None: not given) where
+    ``started_by`` (:meth:`LaunchChoice.started_by`; "": srun) starts the ranks: it would have
+    no effect (s44: under mpiexec it had been dropped silently), as the sweep refuses an option
+    of the mode it is not in.
+
+    Raises:
+        ConfigError: ``--mpi`` given where srun does not start the ranks (exit 2).
+    """
+    if mpi is not None and started_by:
+        raise ConfigError(f"--mpi {mpi} is srun's PMI plugin and has no effect here: "
+                          f"{started_by} starts the ranks with its own process manager; drop "
+                          "--mpi (it applies under --launcher srun, inside a Slurm allocation)")
 
 
 def launcher_path(launch: launchers.Launcher, env: dict) -> str | None:

@@ -420,3 +420,37 @@ def test_sweep_launch_uses_and_checks_the_cluster_files_mpiexec(tmp_path):
         assert "/usr/bin/mpirun.openmpi is Open MPI's launcher" in line, line
         assert "set mpiexec in the --cluster file to " in line and "--mpiexec" not in line
     assert not out.exists()
+
+
+# ---- s44: --mpi where srun does not start the ranks ------------------------------------------
+
+def test_a_plugin_where_mpiexec_starts_the_ranks_is_refused_naming_what_starts_them(monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    given, site = preflight.LaunchChoice("mpiexec"), preflight.LaunchChoice("mpiexec", "pmi2",
+                                                                           "/opt/mpi/mpiexec")
+    assert given.started_by("mpiexec") == "--launcher mpiexec"
+    assert site.started_by(None) == "mpiexec (/opt/mpi/mpiexec)"
+    assert preflight.LaunchChoice().started_by(None) == "outside a Slurm allocation mpiexec"
+    assert preflight.LaunchChoice("srun").started_by("srun") == ""
+    with pytest.raises(ConfigError, match=r"^--mpi pmix is srun's PMI plugin and has no effect "
+                       "here: --launcher mpiexec starts the ranks .*; drop --mpi"):
+        preflight.refuse_unused_plugin("pmix", "--launcher mpiexec")
+    preflight.refuse_unused_plugin(None, "--launcher mpiexec")  # not given: nothing to say
+    preflight.refuse_unused_plugin("pmix", "")  # srun: it applies
+
+
+@pytest.mark.parametrize("command", [
+    ["sweep", "--command", "/bin/echo hi", "--sizes", "1", "--ranks-per-node", "1"],
+    ["sweep", "--launch", "2", "--kernel", "gemm", "--sizes", "64"],
+    ["tune", "--kernel", "gemm", "--size", "64", "--budget", "1"]])
+def test_sweep_and_tune_refuse_mpi_under_launcher_mpiexec_before_anything_runs(command,
+                                                                               tmp_path):
+    out = tmp_path / "x.h5"
+    proc = run_cli([*command, "--launcher", "mpiexec", "--mpi", "pmix", "--out", str(out),
+                    "--no-progress"] if command[0] == "sweep" else
+                   [*command, "--launcher", "mpiexec", "--mpi", "pmix", "--out", str(out)],
+                   timeout=120, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = error_lines(proc.stderr)
+    assert "--mpi pmix is srun's PMI plugin and has no effect here: --launcher mpiexec" in line
+    assert not out.exists()
