@@ -23,6 +23,14 @@ measurement's, not the program's: the failure evidence
   repeat it cut short had run bounds one run, and where it cut set-up or warm-up, or the
   error does not say (a file written before it did), nothing does (s41 tester D16: fp64 at
   160 was bounded at 1.5 s where a run takes 0.08 s, and a never-measured level was picked).
+* A program's limit is its launch's wall time; where its ``runtime_s`` is its own reported
+  time (``--time-regex``), that clock is shorter by what the launch spends outside the
+  program's timer (start-up, input, output), so the limit less the most its ``ok`` runs of
+  the same configuration on that hardware spent so (``elapsed_s - runtime_s``) bounds it,
+  and where no such run is known nothing does (s44: a program with 0.6 s of start-up outside
+  its timer, timed out at 1.3 s at size 8, was predicted 1.3 s there, in its own clock, where
+  it takes 0.8 s; now at least 0.59 s, its launches' 0.71 s outside the timer taken off).
+  :data:`TIMED_OUT_CLOCK` says which clock the bound is in.
 * :func:`timed_out_said` / :func:`timed_out_note`: what those runs were, in words that name
   the limit ("timed out at 2 s (the sweep's --timeout) at size 16000, 32000: ...").
 """
@@ -40,6 +48,9 @@ from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, candidate_codes, layo
 TIMED_OUT_SIZES = "timed_out_sizes"
 #: Column: the limit (s) a timed-out run bounds the candidate's runtime by; NaN where none.
 TIMED_OUT_AFTER = "timed_out_after_s"
+#: Column: the time outside the program's own timer (s) taken off the limit to bound it in
+#: the program's clock (0: the limit is in the runtime's clock); NaN where not bounded.
+TIMED_OUT_CLOCK = "timed_out_outside_s"
 #: The limit as the sweep words a timeout ("no exit within the 2 s timeout; killed", "no result
 #: within the 30 s timeout; ..."): the run's own time is the fallback.
 _LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
@@ -52,7 +63,8 @@ _CUT_SHORT = re.compile(r"repeat it cut short had run ([0-9.]+(?:e[+-]?[0-9]+)?)
 
 def timed_out_runs(bundle, workload: str) -> dict:
     """partition -> (configuration codes, sizes, limits in s (NaN: unknown), the lower bounds
-    they give one run in s (NaN: none), ok codes' sizes as ``(codes, sizes)``) of
+    they give one run in s (NaN: none), ok codes' sizes as ``(codes, sizes)``, the time each
+    bound leaves out of its limit, the launch's outside the program's own timer, in s) of
     ``workload``'s timed-out training rows, read once per bundle and workload; ``{}`` where
     none timed out."""
     from hpcds1mpi.decide import bundle_cache
@@ -78,13 +90,43 @@ def _read(bundle, workload: str) -> dict:
     except (AttributeError, KeyError):  # no training rows, or none with outcomes
         return {}
     status = status[ours]
+    clock = _own_clock(bundle, ours, len(rows["status"]))
     out = {}
     for part in np.unique(partitions[status == TIMEOUT]).tolist():
         on, ok = partitions == part, status == "ok"
-        late = on & (status == TIMEOUT)
-        out[part] = (codes[late], sizes[late], limits[late], bounds[late],
-                     (codes[on & ok], sizes[on & ok]))
+        late = np.flatnonzero(on & (status == TIMEOUT))
+        taken = np.zeros(len(late))
+        for i, row in enumerate(late.tolist()):
+            if clock is not None and clock[0][row]:  # its runtime is the program's own time
+                spent = clock[1][on & ok & (codes == codes[row])]
+                spent = spent[np.isfinite(spent)]
+                taken[i] = max(float(spent.max()), 0.0) if len(spent) else np.nan
+        out[part] = (codes[late], sizes[late], limits[late], bounds[late] - taken,
+                     (codes[on & ok], sizes[on & ok]), taken)
     return out
+
+
+def _own_clock(bundle, ours: np.ndarray, total: int) -> tuple | None:
+    """For the rows ``ours`` of the bundle's ``total`` training rows: whether each one's
+    runtime is the program's own time (``--time-regex``), and what each ok one's launch spent
+    outside that timer (``elapsed_s - runtime_s``; NaN for the rest). None where the rows do
+    not say (a stand-in bundle, rows without ``runtime_source``): the limit stands."""
+    from hpcds1mpi.measure.readings import WALL
+
+    try:
+        data = bundle.training_data()
+    except (AttributeError, OSError, ValueError):
+        return None
+    if len(data) != total or not {"runtime_source", "elapsed_s", "kind"} <= set(data.columns):
+        return None
+    rows = data.iloc[ours]
+    source = rows["runtime_source"].astype(str)
+    own = ((rows["kind"].astype(str) == "external") & source.str.len().gt(0)
+           & ~source.isin([WALL, "nan", "None"])).to_numpy()
+    spent = (np.asarray(rows["elapsed_s"], dtype=float)
+             - np.asarray(rows["runtime_s"], dtype=float))
+    ok = np.asarray(rows["status"]).astype(str) == "ok"
+    return own, np.where(ok, spent, np.nan)
 
 
 def _limits(rows, ours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,7 +151,8 @@ def _limits(rows, ours: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
                       trained: dict | None = None, codes=None) -> None:
-    """In place: add :data:`TIMED_OUT_SIZES` and :data:`TIMED_OUT_AFTER` to ``cols``, raise
+    """In place: add :data:`TIMED_OUT_SIZES`, :data:`TIMED_OUT_AFTER` and
+    :data:`TIMED_OUT_CLOCK` to ``cols``, raise
     each bounded candidate's ``runtime_s`` / ``runtime_lo`` to its limit and make its
     ``runtime_hi`` unknown (``inf``; module docstring).
 
@@ -120,8 +163,8 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
         codes: ``cols``' :func:`~.measured_here.candidate_codes` (None: made here).
     """
     n = len(np.asarray(cols["nodes"]))
-    text, after = np.full(n, "", dtype=object), np.full(n, np.nan)
-    cols[TIMED_OUT_SIZES], cols[TIMED_OUT_AFTER] = text, after
+    text, after, outside = np.full(n, "", dtype=object), np.full(n, np.nan), np.full(n, np.nan)
+    cols[TIMED_OUT_SIZES], cols[TIMED_OUT_AFTER], cols[TIMED_OUT_CLOCK] = text, after, outside
     runs = timed_out_runs(bundle, workload)
     if not runs:
         return
@@ -131,13 +174,13 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
         name = (trained or {}).get(part, part)
         if name is None or name not in runs:
             continue
-        late_codes, late_sizes, limits, bounds, (ok_codes, ok_sizes) = runs[name]
+        late_codes, late_sizes, limits, bounds, (ok_codes, ok_sizes), taken = runs[name]
         on = np.flatnonzero((partitions == part) & np.isin(find(), late_codes))
         for code in np.unique(find()[on]).tolist():
             rows, mine = on[find()[on] == code], late_codes == code
             text[rows] = _sizes_limits(late_sizes[mine], limits[mine])
-            after[rows] = _bound(late_sizes[mine], bounds[mine], ok_sizes[ok_codes == code],
-                                 float(size))
+            after[rows], outside[rows] = _bound(late_sizes[mine], bounds[mine], taken[mine],
+                                                ok_sizes[ok_codes == code], float(size))
     bounded = np.flatnonzero(np.isfinite(after))
     if len(bounded):
         for col in ("runtime_s", "runtime_lo", "runtime_hi"):
@@ -147,13 +190,17 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
             cols[col] = values
 
 
-def _bound(sizes: np.ndarray, limits: np.ndarray, ok_sizes: np.ndarray, size: float) -> float:
-    """The largest bound (``limits``: what each gives one run) of the runs timed out at a
-    size up to ``size`` with no ok run from that size to ``size``; NaN where none."""
-    at_or_below = (sizes <= size * (1 + 1e-9)) & np.isfinite(limits)
-    held = [lim for s, lim in zip(sizes[at_or_below].tolist(), limits[at_or_below].tolist())
+def _bound(sizes: np.ndarray, limits: np.ndarray, taken: np.ndarray, ok_sizes: np.ndarray,
+           size: float) -> tuple[float, float]:
+    """The largest bound (``limits``: what each gives one run, ``taken`` off its limit) of the
+    runs timed out at a size up to ``size`` with no ok run from that size to ``size``, and
+    what it took off; NaN, NaN where none (a bound of 0 s or less is none)."""
+    at_or_below = (sizes <= size * (1 + 1e-9)) & np.isfinite(limits) & (limits > 0)
+    held = [(lim, off) for s, lim, off in zip(sizes[at_or_below].tolist(),
+                                               limits[at_or_below].tolist(),
+                                               taken[at_or_below].tolist())
             if not ((ok_sizes >= s * (1 - 1e-9)) & (ok_sizes <= size * (1 + 1e-9))).any()]
-    return max(held) if held else float("nan")
+    return max(held) if held else (float("nan"), float("nan"))
 
 
 def _sizes_limits(sizes: np.ndarray, limits: np.ndarray) -> str:
@@ -189,6 +236,10 @@ def timed_out_note(cols: dict, index: int, size: float) -> str:
     if not np.isfinite(limit):
         return ""
     config = layout_text(*(cols[c][index] for c in CONFIG_COLUMNS))
+    off = float(cols[TIMED_OUT_CLOCK][index]) if TIMED_OUT_CLOCK in cols else 0.0
+    lasted = (f"{limit:.3g} s of the program's own time (--time-regex's clock): its launch "
+              f"lasted {limit + off:.3g} s there before the timeout, less the {off:.3g} s its "
+              "ok launches of this layout spent outside the program's timer" if off > 0 else
+              f"{limit:.3g} s a run of it lasted there before the timeout")
     return (f"{config} {timed_out_said(cols, index)}; at size {size:g} it is predicted at "
-            f"least the {limit:.3g} s a run of it lasted there before the timeout (measure it "
-            f"with a longer --timeout to know its runtime)")
+            f"least the {lasted} (measure it with a longer --timeout to know its runtime)")

@@ -205,3 +205,42 @@ def test_advise_keeps_the_scripts_limit_where_the_upper_runtime_is_unknown():
         "its sweep: it ran longer than the --timeout, for how long is not measured)")
     assert one_launch_limit(float("inf"), kept_s=None)[0] is None
     assert one_launch_limit(10.0, kept_s=600)[0] == 60  # known: sized from it as before
+
+
+class OwnClock(Grow):
+    """s44: the same sweep timed by the program's own clock (--time-regex), its launches
+    0.8 s longer than that time (start-up, input); a timed-out run's 2.05 s is a launch's."""
+
+    def __init__(self, outside=0.8, source="program's own time (--time-regex 'took ([0-9.]+)')",
+                 **kw):
+        super().__init__(**kw)
+        self.outside, self.source = outside, source
+
+    def training_data(self) -> pd.DataFrame:
+        frame = self.training_frame()
+        ok = frame["status"] == "ok"
+        return frame.assign(kind="external", runtime_source=self.source,
+                            elapsed_s=np.where(ok, frame["runtime_s"] + self.outside, 2.05))
+
+
+def test_a_timeout_bounds_a_programs_own_time_by_the_limit_less_its_launches_time_outside():
+    scores = s1.score(OwnClock(), "grow", 24000, [CPU], ONE_NODE)
+    one = _row(scores, 1)  # the 2 s launch held at most 1.2 s of the program's own time
+    assert scores.cols[TIMED_OUT_AFTER][one] == pytest.approx(1.2)
+    assert scores.cols["runtime_lo"][one] >= 1.2
+    alone = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                           max_ranks_per_node=1)
+    choice = s1.choose(s1.score(OwnClock(), "grow", 16000, [CPU], alone))
+    assert "predicted at least the 1.2 s of the program's own time (--time-regex's clock): " \
+        "its launch lasted 2 s there before the timeout, less the 0.8 s its ok launches of " \
+        "this layout spent outside the program's timer" in choice.neighbour_note
+    # timed by the launch's wall: one clock, the limit stands
+    from hpcds1mpi.measure.readings import WALL
+
+    walled = s1.score(OwnClock(outside=0.0, source=WALL), "grow", 24000, [CPU], ONE_NODE)
+    assert walled.cols[TIMED_OUT_AFTER][_row(walled, 1)] == 2.0
+    # its own clock, but no ok launch of that layout to tell the time outside it: no bound
+    never = {1: {16000: "timeout"}, 2: RUNS[2]}
+    bare = s1.score(OwnClock(runs=never), "grow", 24000, [CPU], ONE_NODE)
+    assert np.isnan(bare.cols[TIMED_OUT_AFTER][_row(bare, 1)])
+    assert bare.cols[TIMED_OUT_SIZES][_row(bare, 1)].startswith("2 s (the sweep's --timeout)")
