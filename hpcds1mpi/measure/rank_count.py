@@ -48,9 +48,11 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
     (:meth:`~hpcds1mpi.measure.readings.Readings.time_problem`) and the sweep goes on.
 
     Raises:
-        LaunchError: the program reported another count: its ranks are not one job.
+        LaunchError: the program reported another count at several ranks: its ranks are not
+            one job.
         ConfigError: it printed its other readings at several ranks but nothing the regex
-            matched: the regex is wrong, whatever the ranks were.
+            matched, or another count at 1 rank (s44 tester M5: ParFORM's workers): the regex
+            is wrong, whatever the ranks were.
     """
     if readings.ranks is None:
         return
@@ -66,6 +68,12 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
         shown = found.get("lines") or "none"
         raise ConfigError(f"{label}: {regex} matched nothing in the output; fix it: the "
                           f"output's lines were {shown} (nothing was recorded for it)")
+    if ranks == 1:  # one rank is one job whatever the launcher: the regex reads another count
+        raise ConfigError(
+            f"{label}: launched 1 rank but the program's output matched {regex} with {seen:g}: "
+            "one rank is always one job, so the regex reads another count (workers, images, "
+            "threads, or workers beside a master rank: ranks - 1); fix --ranks-regex to read the "
+            "ranks, or leave it out (nothing was recorded for it)")
     # s43 tester I1: ranks that each saw a world of 1 are copies, from another MPI's launcher
     # or from a program built without MPI (apbs links libmpi and never starts it)
     how = ("each rank saw a world of 1: either the launcher is not of the MPI the program "

@@ -70,3 +70,20 @@ def test_ranks_that_each_saw_a_world_of_one_name_a_program_built_without_mpi():
     said = str(caught.value)
     assert "program is built without MPI" in said and "--ranks-per-node 1" in said
     assert "launcher is not of the MPI" in said and "\n" not in said
+
+
+def test_another_count_at_one_rank_says_the_regex_reads_another_count():
+    """Was (s44 tester M5): ParFORM at 1 rank prints "0 workers" (workers = ranks - 1) and the
+    sweep said "its ranks are not one job ... use the program's own launcher", of a 1-rank
+    launch under the right launcher."""
+    readings = Readings.of(ranks_regex=r"(\d+) worker", time_regex=r"out of ([0-9.]+) sec")
+    found = readings.read("ParFORM 4.3 64-bits 0 workers\n  0.05 sec out of 0.07 sec\n")
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(found, 1, "parform size 10 N1xR1xT1-cpu-fp64",
+                             ["/usr/bin/mpirun.openmpi", "-n", "1"])
+    said = str(caught.value)
+    assert said.startswith("parform size 10 N1xR1xT1-cpu-fp64: launched 1 rank but the "
+                           "program's output matched --ranks-regex '(\\d+) worker' with 0: one "
+                           "rank is always one job, so the regex reads another count"), said
+    assert "fix --ranks-regex" in said and "one job (" not in said and "launcher" not in said
+    assert "\n" not in said
