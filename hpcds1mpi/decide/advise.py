@@ -44,10 +44,11 @@ from hpcds1mpi.decide.asked_problem import asked_problem
 from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_calibration
 from hpcds1mpi.decide.measured_run import setup_time
-from hpcds1mpi.decide.size_source import size_source as source_of_size
+from hpcds1mpi.decide.size_source import script_size
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
 from hpcds1mpi.decide.work_after_launch import AFTER_BASIS, work_after_note
 from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
+from hpcds1mpi.decide.folder_size import swept_workdir
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.job_script import JobScript
 from hpcds1mpi.launch.pbs_request import free_place_note
@@ -60,7 +61,6 @@ from hpcds1mpi.launch.script_repeats import repeats_note
 from hpcds1mpi.launch.script_binding import binding_note, launch_family
 from hpcds1mpi.launch.script_knobs import device_of, precision_of
 from hpcds1mpi.launch.program import placeholder_values
-from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Change, Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.launch.partition_limits import advise_warnings, rewrite_refusal as over_limits
@@ -320,9 +320,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     source = "--workload" if workload else (
         f"the program on line {launch.line}" if found else "no match")
     size_source = "--size"
-    if size is None and launch is not None:
-        size = size_from(launch, command)
-        size_source = source_of_size(launch, command)  # an export's line (s30 tester N8)
+    if size is None and launch is not None:  # an export's line (s30 N8), a cd (s44 M4)
+        size, size_source = script_size(script, launch, command, swept_workdir(bundle, label))
     warnings, launch_said = launch_notes(script, launch, command, job_folder)
     warnings += script.warnings  # read with its layout: a thread option against OMP_NUM_THREADS
     places = _places_for(script, places)

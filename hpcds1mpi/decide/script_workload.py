@@ -238,8 +238,11 @@ def no_size(label: str, launch: Launch | None, template: str | None, bundle,
         return (f"{head}: line {launch.line if launch else '?'} runs {ran!r}, which does not "
                 f"have the form of its measured command {template!r}, so the size cannot be "
                 f"read{fed}; pass --size")
+    from hpcds1mpi.decide.folder_size import folder_size_why, swept_workdir
+
     lo, hi = (getattr(bundle, "size_range", {}) or {}).get(label, (None, None))
     why = f"it was measured at one size only ({lo:g})" if lo is not None and lo == hi else \
+        folder_size_why(script, launch, swept_workdir(bundle, label)) or \
         "the same command ran at every size measured: the size is in its input"
     return f"{head}: its measured command {template!r} does not show it ({why}); pass --size"
 

@@ -4,7 +4,8 @@ Mostly the launch line (``srun ./app 96 40`` for ``./app {size} 40``). A program
 ``env NAME={size} ./app`` may instead get its size from a variable the script sets before the
 launch (``export NAME=96``, read by :func:`~hpcds1mpi.launch.script_placeholders.size_values`);
 advise then named the launch line, where the size is not (s30 tester N8), so a user looking for
-it, or changing it, was sent to the wrong line.
+it, or changing it, was sent to the wrong line. A program swept with ``--workdir 'c{size}'``
+has it in the folder the script ``cd``s into (:mod:`~hpcds1mpi.decide.folder_size`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hpcds1mpi.launch.job_script import Launch
+    from hpcds1mpi.launch.job_script import JobScript, Launch
+
+
+def script_size(script: "JobScript", launch: "Launch", command: str | None, workdir: str
+                ) -> tuple[int | None, str]:
+    """(the size a script's ``launch`` runs its program at, where it was read): from the
+    launched command (:func:`~hpcds1mpi.launch.script_placeholders.size_from`,
+    :func:`size_source`), else from the folder the script ``cd``s into by ``workdir``, its
+    sweep's ``--workdir`` (:func:`~hpcds1mpi.decide.folder_size.folder_size`, s44 tester M4:
+    ``cd c20`` for ``--workdir 'c{size}'``); (None, the launch line) where neither gives one."""
+    from hpcds1mpi.decide.folder_size import folder_size
+    from hpcds1mpi.launch.script_placeholders import size_from
+
+    size = size_from(launch, command)
+    if size is None and (found := folder_size(script, launch, workdir)) is not None:
+        return found
+    return size, size_source(launch, command)
 
 
 def size_source(launch: "Launch", command: str | None) -> str:

@@ -309,3 +309,36 @@ def unknown_move(script: "JobScript", launch: "Launch") -> int | None:
     move came first."""
     before = [move.line for move in _moves_before(script, launch)]
     return before[-1] if before else None
+
+
+def written_folder(script: "JobScript", launch: "Launch") -> tuple[str, int] | None:
+    """(the folder ``launch`` runs in as the script's ``cd`` lines write it, the line of the
+    last of them): relative to the submit folder (``.`` for it) or absolute, whether or not
+    this machine has it, for a sweep's ``--workdir`` to read its size from (s44 tester M4);
+    None where no ``cd`` comes first or the folder is not known from the text (a variable's,
+    ``cd -``, ``popd``, a subshell whose end is not read, a PBS job's home folder start)."""
+    chdir = script.directives.get("chdir")
+    folder = (os.path.normpath(os.path.expanduser(chdir.value)) if chdir is not None and
+              chdir.value else "." if script.scheduler == "slurm" else None)
+    line = None
+    for move in _moves_before(script, launch):
+        line = move.line
+        folder = None if move.undone_at is None else _written_move(move, folder)
+    return (folder, line) if folder is not None and line is not None else None
+
+
+def _written_move(move: Move, folder: str | None) -> str | None:
+    """The folder after ``move`` from ``folder`` as the text writes it (None: not known)."""
+    if move.command == "popd":
+        return None
+    if move.word is None:
+        return os.path.expanduser("~")
+    target, literal = move.word
+    if not literal:
+        return "." if _DEFAULTED.sub(r"${\1}", target) in _SUBMIT_DIRS else None
+    if target == "-" or "\0" in target:
+        return None
+    target = os.path.expanduser(target)
+    if os.path.isabs(target):
+        return os.path.normpath(target)
+    return None if folder is None else os.path.normpath(os.path.join(folder, target))

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from hpcds1mpi import cluster as cluster_mod
-from hpcds1mpi.decide.advise import advise, size_from
+from hpcds1mpi.decide.advise import advise
+from hpcds1mpi.launch.script_placeholders import size_from
 from hpcds1mpi.decide.script_workload import match_workload
 from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
 from hpcds1mpi.errors import ConfigError

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from hpcds1mpi.launch.script_folder import folder_moves, launch_folder, unknown_move
+from hpcds1mpi.launch.script_folder import (folder_moves, launch_folder, unknown_move,
+                                            written_folder)
 from hpcds1mpi.launch.script_reading import read_script
 
 
@@ -86,3 +87,24 @@ def test_a_dollar_quote_is_read_as_bash_reads_it(tmp_path):
                    tmp_path) == str(odd)
     assert _folder("cd $'\\141\\x5cx'\n", tmp_path) == str(odd)  # octal and hex
     assert _folder("cd $'a\\x'/b\n", tmp_path) is None  # a folder not known here
+
+
+def _written(lines: str, scheduler: str = "slurm"):
+    head = "#SBATCH -N 1\n" if scheduler == "slurm" else "#PBS -l select=1\n"
+    script = read_script(f"#!/bin/bash\n{head}{lines}mpiexec -n 2 ./app\n")
+    return written_folder(script, script.launches[-1])
+
+
+def test_the_written_folder_is_the_cd_lines_whether_or_not_this_machine_has_it():
+    """s44 tester M4: the folder a sweep's --workdir 'c{size}' names, read from the text."""
+    assert _written("cd c20\n") == ("c20", 3)
+    assert _written("cd runs\ncd ./c20/\n") == ("runs/c20", 4)
+    assert _written('cd "${SLURM_SUBMIT_DIR:-.}"\ncd /scratch/u/c16\n') == ("/scratch/u/c16", 4)
+    assert _written("cd /a\ncd \"$SLURM_SUBMIT_DIR\"\ncd c8\n") == ("c8", 5)
+    assert _written("#SBATCH --chdir=run\ncd c8\n") == ("run/c8", 4)
+    assert _written("(cd elsewhere && make)\ncd c8\n") == ("c8", 4)
+    for unknown in ("cd $X\n", "cd c8\ncd -\n", "pushd c8\npopd\n", "cd c8\n( cd x\n"):
+        assert _written(unknown) is None, unknown
+    assert _written("") is None  # no cd: nothing written
+    assert _written("cd c8\n", "pbs") is None  # a PBS job starts in the home folder
+    assert _written('cd "$PBS_O_WORKDIR"\ncd c8\n', "pbs") == ("c8", 4)
