@@ -64,6 +64,7 @@ from hpcds1mpi.measure.argument_files import argument_problem, existing_argument
 from hpcds1mpi.measure.crash_cause import crash_cause
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
+from hpcds1mpi.measure.fom_miss import fom_miss_problem
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_startable import check_program  # importable from here too
@@ -148,7 +149,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             if why := (readings.fail_problem(found) or  # s43 G6: a file it never wrote
                        unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
-                                            spec.config.threads)):
+                                            spec.config.threads) or
+                       fom_miss_problem(readings, found)):  # a refusal, exit 0 (s44 M3)
                 status, error = "failed", why
         if folders.again(result, status):  # collided on the first launch's outputs: again
             attempt -= 1

@@ -66,3 +66,19 @@ def test_a_missing_input_file_is_gfortrans_error(tmp_path):
     assert proc.returncode != 0
     assert ("failed: exit code 2: Fortran runtime error: Cannot open file 'LU.dat': No such "
             "file or directory") in proc.stderr, proc.stderr
+
+
+def test_a_refused_size_under_a_fom_regex_alone_fails_with_xdlus_reason(tmp_path):
+    """Was (s44 tester M3, xdhrd): with --fom-regex alone the refusal was stored ok at the wall
+    time of a program that did nothing, the miss said only as a figure not printed every time."""
+    for ranks in (1, 2):
+        (tmp_path / f"700-{ranks}").mkdir()
+        (tmp_path / f"700-{ranks}" / "LU.dat").write_text(_lu_dat(700, ranks))
+    proc = _sweep(tmp_path, "{size}-{ranks}", "1,2", "fom.h5", regexes=REGEXES[2:4])
+    assert proc.returncode == 0, proc.stderr
+    table = telemetry.read_runs(str(tmp_path / "fom.h5"))
+    runs = {int(r["ranks"]): r for _, r in table.iterrows()}
+    assert runs[1]["status"] == "failed", runs[1]
+    assert "--fom-regex" in runs[1]["error"] and "the program said: Unable to perform " \
+        "factorization: need TOTMEM of at least" in runs[1]["error"], runs[1]["error"]
+    assert runs[2]["status"] == "ok" and runs[2]["fom"] > 0

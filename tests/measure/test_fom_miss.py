@@ -1,0 +1,61 @@
+"""A launch whose --fom-regex matched nothing and that printed an error line is failed with
+it (s44 tester M3: ScaLAPACK's xdhrd refusing a size, exit 0, was stored ok at its wall time
+under a --fom-regex alone, and recommend answered auto for a size nothing can run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.measure.fom_miss import fom_miss_problem
+from hpcds1mpi.measure.readings import Readings
+
+#: xdhrd (Debian's scalapack-mpi-test) at N=700 on a 1 x 1 grid: its workspace refuses it.
+XDHRD_TOTMEM = """\
+TIME      N    ILO    IHI  NB     P     Q  HRD Time      MFLOPS Residual  CHECK
+---- ------ ------ ------ --- ----- ----- --------- ----------- -------- ------
+
+Unable to perform Hessenberg reduction: need TOTMEM of at least    4863400
+Bad MEMORY parameters: going on to next test case.
+
+Finished   1 tests, with the following results:
+    0 tests completed and passed residual checks.
+    0 tests completed and failed residual checks.
+    1 tests skipped because of illegal input values.
+
+
+END OF TESTS.
+"""
+#: The same at N=300, which fits.
+XDHRD_OK = XDHRD_TOTMEM.replace(
+    "Unable to perform Hessenberg reduction: need TOTMEM of at least    4863400\n"
+    "Bad MEMORY parameters: going on to next test case.\n",
+    "WALL    300      1    300  32     1     1      0.01    13718.06     0.08 PASSED\n").replace(
+    "    0 tests completed and passed", "    1 tests completed and passed").replace(
+    "    1 tests skipped", "    0 tests skipped")
+FOM = r"^WALL\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\S+\s+([0-9.]+)"
+
+
+def test_a_refusal_with_no_figure_of_merit_fails_with_the_programs_line():
+    readings = Readings.of(fom_regex=FOM)
+    assert fom_miss_problem(readings, readings.read(XDHRD_TOTMEM)) == (
+        f"exit 0, but --fom-regex '{FOM}' matched no number in its output; the program said: "
+        "Unable to perform Hessenberg reduction: need TOTMEM of at least 4863400")
+    # the same on stderr
+    assert "need TOTMEM" in fom_miss_problem(readings, readings.read("", XDHRD_TOTMEM))
+
+
+@pytest.mark.parametrize("output, fom_regex", [
+    (XDHRD_OK, FOM),  # read: no problem
+    (XDHRD_OK, FOM.replace("WALL", "CPU")),  # a plain miss on a clean run: ok, with its note
+    (XDHRD_TOTMEM, None),  # no --fom-regex
+    ("Version 5.0.11\nerror: cannot open restart\n", r"Version (\S+)"),  # a text, no number:
+])                                                                      # the regex to fix
+def test_a_clean_miss_a_read_figure_or_no_regex_is_no_failure(output, fom_regex):
+    readings = Readings.of(fom_regex=fom_regex)
+    assert fom_miss_problem(readings, readings.read(output)) == ""
+
+
+def test_a_last_line_without_an_error_word_is_no_failure():
+    """A program's last line, printed by every run, is no reason (MrBayes's)."""
+    readings = Readings.of(fom_regex=r"GFLOP/s ([0-9.]+)")
+    assert fom_miss_problem(readings, readings.read("run 1 done\nor use 'set mode=x'\n")) == ""
