@@ -245,7 +245,13 @@ def program_mpi(tokens: list[str], env: dict | None = None, cwd: str | None = No
     if not found or not found[0]:
         return ProgramMPI(None, f"{tokens[0]}'s words cannot be read" if tokens else "no program")
     tokens, env = found
-    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi
+    from hpcds1mpi.launch.program_file_mpi import interpreted_program_mpi, past_tools
+    from hpcds1mpi.launch.tool_wrappers import is_tool
+
+    if is_tool(tokens[0]):  # strace, perf, valgrind: the program it runs (s44 tester N6)
+        inner = past_tools(tokens)
+        return program_mpi(inner, env, cwd) if inner else ProgramMPI(
+            None, f"the program {os.path.basename(tokens[0])} runs cannot be read")
 
     # s32 tester W1: Rscript mc.R; s35 tester A1: ruby reduce.rb, read in the run's folder
     if (interpreted := interpreted_program_mpi(tokens, env, cwd)) is not None:

@@ -85,8 +85,12 @@ def program_word(words: list[str]) -> str:
     ``python3 -m gpaw``: its mpi4py), an R front end's program file (``Rscript mc.R``,
     ``R -f mc.R``: it tells the MPI package loaded) as the path it is (``./mc.R``: R opens it
     in the working folder, never on PATH; s32 tester W2), else the program's
-    (:func:`~hpcds1mpi.launch.script_placeholders.program_at`)."""
-    words = words[program_index(words):]
+    (:func:`~hpcds1mpi.launch.script_placeholders.program_at`). Past a profiler or
+    debugger (``strace -f -o F ./app``, ``perf stat -e cycles ./app``) it is the program the
+    tool runs, as the workload reading finds it (:mod:`~hpcds1mpi.launch.tool_wrappers`): the
+    tool's own file says nothing of the job's MPI (s44 tester N6: 2 ranks of ``strace`` were
+    warned of as independent copies); "" where no program is read past the tool."""
+    words = past_tools(words[program_index(words):])
     if words and PYTHON_NAME.match(os.path.basename(words[0])):
         return words[0]
     if words and os.path.basename(words[0]) in R_NAMES:
@@ -96,6 +100,19 @@ def program_word(words: list[str]) -> str:
         script = ruby_script_word(words)
         return words[0] if not script else script if "/" in script else f"./{script}"
     return words[program_at(words)] if words else ""
+
+
+def past_tools(words: list[str]) -> list[str]:
+    """``words`` from the program their profilers and debuggers run (each tool's likeliest
+    position, :func:`~hpcds1mpi.launch.tool_wrappers.program_positions`), past exec wrappers
+    between them; [] where a tool's program cannot be read."""
+    from hpcds1mpi.launch.tool_wrappers import is_tool, program_positions
+
+    while words and is_tool(words[0]):
+        positions = program_positions(words)
+        words = words[positions[0]:] if positions else []
+        words = words[program_index(words):]
+    return words
 
 
 def file_mpi(path: str, env: dict | None = None, depth: int = 0) -> FileMPI:

@@ -8,7 +8,7 @@ import pytest
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.mpi_family import program_mpi
 from hpcds1mpi.launch.mpi_names import ProgramMPI
-from hpcds1mpi.launch.rank_proof import unproven_ranks
+from hpcds1mpi.launch.rank_proof import one_rank_only, unproven_ranks
 from tests.helpers import openmp_binary
 
 
@@ -113,3 +113,42 @@ def test_a_scripts_ranks_of_a_program_linking_mpi_it_never_starts_are_warned_of(
     _compile(tmp_path, "starts", STARTS)  # an MPI program is never warned of
     script = _script(tmp_path, 2, "mpirun -np $SLURM_NTASKS ./starts")
     assert script_copies(script, script.launch, str(tmp_path)) is None
+
+
+def test_the_ranks_of_a_profiler_or_debugger_are_the_program_it_runs(tmp_path):
+    """s44 tester N6: `srun strace -f -o F ./app` (perf stat, ltrace) at 2 tasks was warned of
+    as 2 copies of strace, whose own file links no MPI, though the ranks run ./app, an MPI
+    program; the asked layout then had no prediction and --rewrite cut it to 1 task. Each tool
+    the workload is read past is read past here too: its program is what the check reads."""
+    import os
+    import shutil
+
+    from hpcds1mpi.launch.rank_proof import script_copies
+    from tests.launch.test_mpi_init_calls import STARTS, _compile
+
+    _compile(tmp_path, "starts", STARTS)
+    omp = openmp_binary(tmp_path)
+    tools = tmp_path / "bin"  # each tool a binary that links no MPI, as strace's and perf's do
+    tools.mkdir()
+    for name in ("strace", "perf", "ltrace", "valgrind", "gdb", "nsys", "tau_exec"):
+        shutil.copy(omp, tools / name)
+    env = {**os.environ, "PATH": f"{tools}:/usr/bin:/bin"}
+    lines = ("srun strace -f -o /tmp/tr {}", "srun perf stat -e cycles {}",
+             "srun ltrace -o /tmp/lt {}", "srun valgrind --leak-check=full {}",
+             "srun gdb -batch -ex run --args {}", "srun nsys profile -o out {}",
+             "mpirun -np $SLURM_NTASKS tau_exec -T mpi {}", "srun env X=1 strace -f {}")
+    for line in lines:
+        script = _script(tmp_path, 2, line.format("./starts 40"))
+        assert script_copies(script, script.launch, str(tmp_path), env) is None, line
+        script = _script(tmp_path, 2, line.format("./omp 40"))  # a tool's program without MPI
+        said = script_copies(script, script.launch, str(tmp_path), env)
+        assert said.startswith(f"line 4: omp ({omp}) links no MPI library"), (line, said)
+    # the sweep reads the same program: `sweep --command "strace -f ./app"` at 2 ranks was
+    # refused as 2 copies of strace
+    from hpcds1mpi.launch.rank_proof import swept_program
+
+    for tokens in (["strace", "-f", "-o", "/dev/null", "./starts"], ["perf", "stat", "./starts"]):
+        assert swept_program(tokens, env, None, None, str(tmp_path)).family, tokens
+        said = one_rank_only(swept_program([*tokens[:-1], "./omp"], env, None, None,
+                                           str(tmp_path)), False)
+        assert said.startswith("the program omp links no MPI library"), said
