@@ -87,7 +87,7 @@ def ending_error(stdout: str, stderr: str) -> str:
             said, last = with_message(kept, i)
             if last == end and not _is_value(said):  # its message too ("Error:" over a value)
                 return clipped(printable(said, keep="\t"), 300)
-        if QUIT_LINE.search(kept[end]) and not _COUNTED.match(kept[end]):
+        if QUIT_LINE.search(kept[end]) and not _COUNTED.search(kept[end]):
             return clipped(printable(kept[end], keep="\t"), 300)
     return ""
 
@@ -100,8 +100,15 @@ def ending_error(stdout: str, stderr: str) -> str:
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
-#: A count of aborts, not the program's quitting: "0 runs aborted", "no jobs aborted".
-_COUNTED = re.compile(r"^\s*(?:\d+|no|none|zero)\s+(?:\w+\s+){0,3}abort", re.IGNORECASE)
+#: A count of aborts, not the program's quitting: "0 runs aborted", "no jobs aborted",
+#: "Nothing aborted" opening the line; or a count of none closing a summary after its label
+#: or another count ("Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "All ranks
+#: finished, nothing aborted": s44 tester N1), never an id ("Rank 0 aborted.") nor a quit
+#: ("no solution found, aborting").
+_COUNTED = re.compile(
+    r"^\s*(?:\d+|no|none|zero|nothing)\s+(?:\w+\s+){0,3}abort"
+    r"|(?:[:,;(=]|\s-)\s*(?:0+|no|none|zero|nothing)\s+(?:\w+\s+){0,3}aborted\s*[.!)]*\s*$",
+    re.IGNORECASE)
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

@@ -164,3 +164,23 @@ def test_a_last_line_saying_it_aborted_under_exit_0_is_failed(stdout, line):
 ])
 def test_abort_words_mid_run_or_inside_other_words_stay_ok(stdout):
     assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("last", [
+    "Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "Nothing aborted",
+    "All ranks finished, nothing aborted", "done; no tasks were aborted.",
+])
+def test_a_summary_counting_no_aborts_is_no_quit(last):
+    """s44 tester N1: a good run closing with "Finished: 10 done, 0 aborted" was stored failed
+    ('exit 0, but the program ended with: ...'): a count of none after a label or another
+    count is a count, as "0 runs aborted" opening the line is."""
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("last", [
+    "Rank 0 aborted.", "Fatal: process 0 aborted", "Finished: 10 done, 2 aborted",
+    "no solution found, aborting",
+])
+def test_an_id_or_a_count_of_real_aborts_closing_the_output_stays_failed(last):
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
+        "failed", f"exit 0, but the program ended with: {last}")
