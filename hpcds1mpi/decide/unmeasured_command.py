@@ -220,10 +220,11 @@ def shell_string(args: list[str]) -> list[str] | None:
 
 
 def _filled(words: list[str], values: Mapping[str, str]) -> list[str]:
-    """``words`` with each ``{key}`` of ``values`` replaced by its value."""
-    for key, value in values.items():
-        words = [w.replace("{" + key + "}", value) for w in words]
-    return words
+    """``words`` with each ``{key}`` of ``values`` replaced by its value (``{{key}}``: the
+    text ``{key}``, as the sweep ran it)."""
+    from hpcds1mpi.launch.placeholder_fill import fill
+
+    return [fill(w, values) for w in words]
 
 
 def _joined(tokens: list[str]) -> str:

@@ -67,9 +67,6 @@ def placeholder_values(config: Configuration, size: int | None = None) -> dict:
     return values
 
 
-_BRACED_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_-]*)\}")
-
-
 #: Shell operators a command line may hold by habit: ``--command`` / ``--program`` is not run
 #: by a shell, so each would reach the program as an argument.
 _SHELL_TOKEN_RE = re.compile(r"^(\d?>&\d|\d?>>?|&>|<|\|\||\||&&|;|&)")
@@ -95,7 +92,9 @@ def program_note(program: str | Sequence[str] | None, option: str = "--program"
 
     text = program if isinstance(program, str) else " ".join(map(str, program or ()))
     notes, slips = [], []
-    for word in dict.fromkeys(_BRACED_RE.findall(text or "")):
+    from hpcds1mpi.launch.placeholder_fill import braced_words
+
+    for word in braced_words(text or ""):  # {{word}} is written {word}: no slip
         if word in PLACEHOLDERS:
             continue
         plain = word.lower().replace("-", "_")
@@ -211,12 +210,10 @@ def program_tokens(program: str | Sequence[str], values: dict | None = None) -> 
         raise ConfigError("the program command is empty; give the program to run, e.g. "
                           "\"./my_app {size}\"")
     values = values or {}
-    filled = []
-    for token in tokens:
-        for key in PLACEHOLDERS:
-            if key in values:
-                token = token.replace("{" + key + "}", str(values[key]))
-        filled.append(token)
+    from hpcds1mpi.launch.placeholder_fill import fill
+
+    known = {key: values[key] for key in PLACEHOLDERS if key in values}
+    filled = [fill(token, known) for token in tokens]  # {{size}}: the text {size}
     check_executable_first(filled)
     return filled
 
@@ -317,8 +314,10 @@ def size_not_given_note(program: str | Sequence[str], size: int, measured: str =
     of ``carried_by`` does (its sweep's ``--setup`` or ``--workdir``, which the script repeats
     filled for the size: an input written from ``{size}``, s30 testers N7b, O7)."""
     text = program if isinstance(program, str) else " ".join(program)
-    if "{size}" in text or text.startswith("hpcds1mpi run ") or \
-            any("{size}" in (other or "") for other in carried_by):
+    from hpcds1mpi.launch.placeholder_fill import uses
+
+    if uses(text, "size") or text.startswith("hpcds1mpi run ") or \
+            any(uses(other, "size") for other in carried_by):
         return None
     said = f"; it was measured as {measured!r}" if measured and measured != text else ""
     return (f"the command carries no {{size}}: the prediction is for size {size}, which must "

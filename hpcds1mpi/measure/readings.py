@@ -218,10 +218,9 @@ class Readings:
         """The output file of one launch, placeholders filled, relative to ``cwd``."""
         if not self.output_file:
             return None
-        name = self.output_file
-        for key, value in values.items():
-            name = name.replace("{" + key + "}", str(value))
-        return os.path.join(cwd or ".", name)
+        from hpcds1mpi.launch.placeholder_fill import fill
+
+        return os.path.join(cwd or ".", fill(self.output_file, values))
 
     def check_output_path(self, path: str | None) -> None:
         """Refuse an output file that is a folder, before anything launches.

@@ -55,10 +55,11 @@ def check_setup(setup: str | None) -> str | None:
 
 
 def filled_setup(setup: str, config, size: int) -> str:
-    """``setup`` with the placeholders of ``config`` at ``size`` filled (other braces stay)."""
-    for key, value in placeholder_values(config, size).items():
-        setup = setup.replace("{" + key + "}", str(value))
-    return setup
+    """``setup`` with the placeholders of ``config`` at ``size`` filled, ``{{size}}`` written
+    ``{size}`` (other braces stay: :mod:`~hpcds1mpi.launch.placeholder_fill`)."""
+    from hpcds1mpi.launch.placeholder_fill import fill
+
+    return fill(setup, placeholder_values(config, size))
 
 
 def set_up(setup: str | None, spec, env: dict, cwd: str | None,

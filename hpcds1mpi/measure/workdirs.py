@@ -34,10 +34,9 @@ def folder_of(workdir: str | None, config: Configuration, size: int) -> str | No
     None: no ``--workdir``, the current folder)."""
     if not workdir:
         return None
-    path = workdir
-    for key, value in placeholder_values(config, size).items():
-        path = path.replace("{" + key + "}", str(value))
-    return path
+    from hpcds1mpi.launch.placeholder_fill import fill
+
+    return fill(workdir, placeholder_values(config, size))
 
 
 def prepare_folders(workdir: str | None, runs: Iterable[RunSpec], setup: bool,

@@ -133,8 +133,9 @@ def test_a_size_in_the_setup_alone_reaches_the_program(tmp_path):
 
 def test_the_setup_is_filled_and_checked():
     config = Configuration(2, 3, 1, "cpu", "fp32")
-    assert filled_setup("mk {size} {ranks} {nodes} {precision} {rank} ${{X}}", config, 9) == \
-        "mk 9 6 2 fp32 {rank} ${{X}}"
+    # {{X}} is the literal {X} (s44 tester N7: placeholder_fill), other braces stay
+    assert filled_setup("mk {size} {ranks} {nodes} {precision} {rank} ${{X}} ${Y}", config,
+                        9) == "mk 9 6 2 fp32 {rank} ${X} ${Y}"
     assert check_setup(None) is None
     for bad in ("", "  ", "a\nb"):
         with pytest.raises(ConfigError):
