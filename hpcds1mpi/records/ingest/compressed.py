@@ -19,6 +19,8 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .cut_at_end import ends_inside_line
+
 #: Compression -> (how its files start, how to open one as text, the command that tests a copy).
 READ = {"gzip": (b"\x1f\x8b", gzip.open, "gzip -t"),
         "bzip2": (b"BZh", bz2.open, "bzip2 -t"),
@@ -142,7 +144,8 @@ class KeptLines(io.TextIOBase):
     says which ("kept", "skipped"): a small compressed file can unpack to gigabytes of either.
     A cut or corrupt stream ends it and is kept in ``error``. The caller says each in one line.
     With ``watch`` (a MULTILINE pattern of one left-out line), the first such line that comes
-    after a kept line is kept in ``watched``: (its line number, its text).
+    after a kept line is kept in ``watched``: (its line number, its text). ``unended``: the
+    last kept line had no newline (:mod:`.cut_at_end`: the text may be cut inside it).
     """
 
     def __init__(self, path: str | Path, skip: re.Pattern, longest: int,
@@ -159,6 +162,7 @@ class KeptLines(io.TextIOBase):
         self._kept = self._skipped = 0
         self._done = False
         self.too_long = 0
+        self.unended = False
         self.over: str | None = None
         self.error: BaseException | None = None
 
@@ -222,7 +226,9 @@ class KeptLines(io.TextIOBase):
             self._end_cut_line()
             return ""
         line, self._tail = self._tail, ""
-        return self._without_long(self._skip.sub("", line + "\n")) if line else ""
+        kept = self._without_long(self._skip.sub("", line + "\n")) if line else ""
+        self.unended = ends_inside_line(kept[:-1])
+        return kept
 
     def _end_cut_line(self) -> None:
         start = self._tail

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
-from .sacct_records import CUT_AT_END
+from .cut_at_end import CUT_AT_END, ends_inside_line
 from .schema import FileReport
 from .text_encoding import read_log_text
 from .wrong_exports import first_text, wrong_export
@@ -66,7 +66,7 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
             header's length, are read; it counts the others itself. Without it they are
             counted and dropped.
         cut_rows: where given, the last row is appended to it when the file was cut short
-            inside it (:func:`_cut_at_end`; the row is counted and not read either way).
+            inside it (:mod:`.cut_at_end`; the row is counted and not read either way).
 
     Raises:
         IngestError: a column of ``required`` is missing, or the file is not CSV at all.
@@ -102,7 +102,7 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
     ncols = len(header)
     body = records[1:]
     report.records = len(body)
-    if body and len(body[-1]) == ncols and _cut_at_end(text):
+    if body and len(body[-1]) == ncols and ends_inside_line(text, quoted=True):
         # s43 tester H3: "...,64" cut to "...,6" has every field; as sacct -P's reader does,
         # the unterminated last row is counted, not read with its cut value.
         report.dropped[CUT_AT_END] += 1
@@ -124,12 +124,6 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
                 if len(r) == ncols or id(r) in mended]
     df = pd.DataFrame(rows, columns=header, dtype=str)
     return df.apply(lambda s: s.str.strip()), report
-
-
-def _cut_at_end(text: str) -> bool:
-    """Whether the file ends inside its last row: no newline after it, and its last value not
-    a closed quote (a value cut inside quotes is a csv.Error or a short row already)."""
-    return bool(text) and not text.endswith(("\n", "\r", '"'))
 
 
 def drop_rows(df: "pd.DataFrame", checks, report: FileReport) -> "pd.DataFrame":

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.table_files import read_file
 
+from .cut_at_end import CUT_AT_END, file_ends_inside_line
 from .schema import JOB_COLUMNS, TABLE_MARK, FileReport
 
 if TYPE_CHECKING:
@@ -79,8 +80,10 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
 
     with open(path, encoding="utf-8-sig", errors="replace") as fh:
         sep = csv_separator(fh.readline()) or ","
+    # s44 tester N3: a copy cut inside its last row ("...,60" to "...,6") has every field.
+    cut = file_ends_inside_line(path, quoted=True)
     if sep == ",":
-        table = _as_ingest_wrote_it(path, report)
+        table = _as_ingest_wrote_it(path, report, cut)
         if table is not None:
             return table
     with warnings.catch_warnings(record=True) as caught:
@@ -93,6 +96,7 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
                           "column: fix the rows, or write the table again with hpcds1mpi "
                           "ingest")
     report.records = len(table)
+    table = _without_cut_row(table, cut, report)
     checks: list = []
     stamps = {}
     numeric = [name for name, dtype in JOB_COLUMNS
@@ -113,7 +117,15 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
     return drop_rows(table, checks, report).reset_index(drop=True)
 
 
-def _as_ingest_wrote_it(path: Path, report: FileReport) -> "pd.DataFrame | None":
+def _without_cut_row(table: "pd.DataFrame", cut: bool, report: FileReport) -> "pd.DataFrame":
+    """``table`` without its last row where the file ends inside it, counted as such."""
+    if not (cut and len(table)):
+        return table
+    report.dropped[CUT_AT_END] += 1
+    return table.iloc[:-1]
+
+
+def _as_ingest_wrote_it(path: Path, report: FileReport, cut: bool) -> "pd.DataFrame | None":
     """The table when it is as ingest writes it — every number column parsed as numbers and
     every time ISO 8601 — else None (then read value by value): 2.7x faster on Curie's 313k
     jobs than the careful read, which a spreadsheet's re-save needs."""
@@ -141,7 +153,7 @@ def _as_ingest_wrote_it(path: Path, report: FileReport) -> "pd.DataFrame | None"
                 return None
             table[name] = read
     report.records = len(table)
-    return table
+    return _without_cut_row(table, cut, report)
 
 
 #: A number written with a decimal comma (``0,024``), as a spreadsheet in such a locale does.

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from .cut_at_end import CUT_AT_END
 from .schema import FileReport
 from .wrong_exports import SACCT_P
 
@@ -31,10 +32,6 @@ NEWLINE_AND_PIPE = ("a newline and a '|' inside a value (sacct escapes neither):
                     "are whose cannot be told")
 NOT_A_RECORD = "a line that begins no record (its JobID field is not a job id)"
 TRUNCATED = "fewer fields than the header (truncated record)"
-#: s31 tester R3: a -P record cut inside its last value has every field ("...|8" of "84").
-CUT_AT_END = ("the file's last line has no newline (the file was cut short: its last value may "
-              "be cut too); export it again, or, where the file is whole (saved without a "
-              "final newline), add one: echo >> FILE")
 REPEATED_HEADER = "a header line again (exports joined into one file): skipped"
 #: A JobID as sacct prints it: 123, 123_4, 123_[1-9%2], 123+1, 123.batch, 123+1.0 (lenient
 #: past the digits: a real id read as "no record start" would be glued to the one before).

@@ -15,6 +15,7 @@ from hpcds1mpi.errors import IngestError
 
 from .clock_changes import NO_READING_FITS, choose_times
 from .csv_tables import check_unique_columns
+from .cut_at_end import ends_inside_line
 from .sacct_records import split_records
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import component_id, het_columns, join_components, say_components_unknown
@@ -60,7 +61,7 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     ncols = len(header) + (1 if trailing else 0)
     cut_ids: list[str] = []
     records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing,
-                            cut_at_end=not text.endswith(("\n", "\r")), cut_ids=cut_ids)
+                            cut_at_end=ends_inside_line(text), cut_ids=cut_ids)
     rows = rows_from_records(header, records, report, cut_ids)
     return (restore_pipes(rows) if sep else rows), report
 
@@ -362,7 +363,6 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         req_gpus=gpus_from_tres(requested) if requested else None,
         cluster=(job.get("Cluster") or "").strip(),
         raw_id=(job.get("JobIDRaw") or "").strip() or None)
-
 
 
 #: A count written as a size: sacct --units=G prints ReqNodes 1 as 0.00G.

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
+from .cut_at_end import CUT_AT_END
 from .compressed import STREAM_ERRORS, KeptLines, check_stream, head_text, unreadable
 from .schema import FileReport, bytes_to_mib
 from .swf_header import (END_SLACK_S, LONGEST_LINE, MOST_COMMENT_CHARS, header_span_s,
@@ -142,7 +143,9 @@ def _parse(path: Path, report: FileReport):
         raise IngestError(f"{path}: two SWF logs joined: a second header at line {line} "
                           f"({text!r}) after job lines; give each log as its own file "
                           "(hpcds1mpi ingest a.swf b.swf reads them into one table)")
-    skipped = sum(str(w.message).count("Skipping line") for w in caught)
+    skipped_at = [int(n) for w in caught
+                  for n in re.findall(r"Skipping line (\d+)", str(w.message))]
+    skipped = len(skipped_at)
     if skipped:
         report.dropped["more than 18 fields"] += skipped
     if job_lines.too_long:
@@ -164,7 +167,11 @@ def _parse(path: Path, report: FileReport):
         numbers[name] = col.astype(float)
     longer = ~blank(raw["extra"])
     truncated = numbers.isna().any(axis=1) & ~words
-    return numbers, truncated, words, longer
+    # The last line without its newline (cut there?), unless pandas skipped it itself.
+    cut = pd.Series(False, index=raw.index)
+    if job_lines.unended and len(raw) and len(raw) + skipped not in skipped_at:
+        cut.iloc[-1] = True
+    return numbers, truncated, words, longer, cut
 
 
 def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame", FileReport]:
@@ -202,7 +209,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     if why:
         report.facts.append(why)
     origin_s, said = log_origin(head)
-    numbers, truncated, words, longer = _parse(path, report)
+    numbers, truncated, words, longer, cut = _parse(path, report)
     # -1 is SWF's "unknown", and such lines are dropped below: not the earliest submit (J3).
     known = numbers["submit"][numbers["submit"] >= 0]
     first = known.min() if origin_s == 0 and len(known) else None
@@ -225,8 +232,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
         bad |= mask
 
     drop(longer, "more than 18 fields")
-    drop(words, "a word where a number belongs")
     drop(truncated, "truncated line (fewer than 18 fields)")
+    drop(cut, CUT_AT_END)
+    drop(words, "a word where a number belongs")
     for name, what in (("submit", "submit time"), ("wait", "wait time"), ("run", "run time"),
                        ("req_time", "requested time"), ("cpu_avg", "CPU time")):
         drop(numbers[name] < -1, f"negative {what} (not -1)")

@@ -175,3 +175,17 @@ def test_a_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkeypatch,
         (tmp_path / "~" / "j.csv").write_text(text.replace(",", ";"))
     table, _ = read_job_table_file(f"~/j{suffix}")
     assert len(table) == len(first) > 1
+
+
+def test_a_table_cut_inside_its_last_rows_end_time_says_it_was_cut(table_csv):
+    """s44 tester N3: the cut row was dropped as 'End before Start', a reason that sent the
+    user to the wrong place."""
+    first, path = table_csv
+    from hpcds1mpi.records.ingest.cut_at_end import CUT_AT_END
+
+    text = path.read_text().rstrip("\n")
+    end = str(first["end_time"].iloc[-1])
+    path.write_text(text[:text.rindex(end) + len(end) - 4])  # "... 11:00:00" cut to "... 11:0"
+    back, report = read_job_log(path)
+    assert dict(report.dropped) == {CUT_AT_END: 1}
+    assert list(back["job_id"]) == list(first["job_id"].iloc[:-1])
