@@ -254,14 +254,28 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
                           "ended yet (pending, running or requeued); ingest exports taken "
                           "after the jobs ended")
     notes: Counter = Counter()
-    if len(frames) == 1:  # within a file each reader decides what a duplicate is
-        return frames[0].drop(columns="_file"), reports, notes
+    # Job lines not ended (a requeued job running again) may be a job's newest attempt, which
+    # another file lists ended: compared with the others' attempts, never kept (FY1's R1 left).
+    unended = [_unended_frame(rep, i) for i, rep in enumerate(reports) if rep.unended]
+    if len({*(f["_file"].iloc[0] for f in [*frames, *unended])}) == 1:
+        return frames[0].drop(columns="_file"), reports, notes  # each reader decides in a file
     forgeable = {i for i, (p, rep) in enumerate(zip(paths, reports))
                  if rep.kind == "sacct-p" and _last_column_forgeable(p)}
-    table = keep_once(pd.concat(frames, ignore_index=True), [str(p) for p in paths], notes,
-                      forgeable)
+    table = keep_once(pd.concat([*frames, *unended], ignore_index=True),
+                      [str(p) for p in paths], notes, forgeable)
     table = qualify_log_ids(table, notes)  # user 2 of one SWF log is not user 2 of another
     return table.drop(columns="_file").reset_index(drop=True), reports, notes
+
+
+def _unended_frame(report, file: int):
+    """A file's job lines not ended (``report.unended``), marked ``_unended``."""
+    import pandas as pd
+
+    frame = pd.DataFrame(report.unended).assign(source_kind=report.kind, _file=file,
+                                                _unended=True)
+    for column in ("submit_time", "start_time"):
+        frame[column] = pd.to_datetime(frame[column])
+    return frame
 
 
 def _last_column_forgeable(path) -> bool:

@@ -72,3 +72,18 @@ def _time(row: dict, column: str, read_time):
         return read_time(row.get(column), column)
     except ValueError:  # unreadable: tells nothing, as an unknown time
         return None
+
+
+def unended_attempt(jid: str, job: dict, read_time) -> dict:
+    """A job line that has not ended as the merge of several files compares it with another
+    file's attempts (:func:`.same_jobs.keep_once`): its id, identity and times, by
+    ``read_time`` (an unreadable time: None)."""
+    def at(column: str):
+        try:
+            return read_time(job.get(column), column)
+        except ValueError:
+            return None
+    return {"job_id": jid, "raw_id": (job.get("JobIDRaw") or "").strip() or None,
+            "user": job.get("User", "").strip(), "workload": job.get("JobName", "").strip(),
+            "cluster": (job.get("Cluster") or "").strip() or None, "submit_time": at("Submit"),
+            "start_time": at("Start")}

@@ -191,17 +191,21 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
 
     state = _first(job["state"]["current"])
     status = slurm_status(state)
-    if status is None:
-        array = job.get("array") or {}
-        count_not_finished(state, report, array.get("task") if isinstance(
-            array.get("task"), str) else None)
-        return None
-
     def ts(v):
         v = _num(v)
         return pd.Timestamp(int(v), unit="s") if v else None
 
     t = job.get("time", {})
+    if status is None:  # kept aside: in another file it may be a job's newest attempt
+        array = job.get("array") or {}
+        count_not_finished(state, report, array.get("task") if isinstance(
+            array.get("task"), str) else None, attempt={
+                "job_id": _job_id(job) if jid is None else jid,
+                "raw_id": str(job["job_id"]) if _num(job.get("job_id")) is not None else None,
+                "user": job.get("user", ""), "workload": job.get("name", ""),
+                "cluster": str(job.get("cluster") or "") or None,
+                "submit_time": ts(t.get("submission")), "start_time": ts(t.get("start"))})
+        return None
     start, end = ts(t.get("start")), ts(t.get("end"))
     if start is not None and end is not None and end < start:
         report.dropped["End before Start"] += 1  # as sacct_text: which one is wrong is unknown

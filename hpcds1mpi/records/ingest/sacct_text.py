@@ -25,7 +25,7 @@ from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEM
                            int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
-from .requeue_attempts import Attempts, split_attempts
+from .requeue_attempts import Attempts, split_attempts, unended_attempt
 from .text_encoding import read_log_text
 from .times import sacct_time_reader
 from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
@@ -248,9 +248,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         report.dropped["no State column/value"] += 1
         return None
     status = slurm_status(state)
-    if status is None:
-        count_not_finished(state, report, array_range(jid), requeued)
-        return None
+    if status is None:  # kept aside: in another file it may be a job's newest attempt
+        return count_not_finished(state, report, array_range(jid), requeued,
+                                  unended_attempt(jid, job, read_time))
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
     # A local time the autumn clock change repeats: the reading its Elapsed fits (s35 T1).

@@ -44,10 +44,13 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     from .file_zones import shift_times, zone_offsets
 
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
+    unended = table["_unended"].fillna(False) if "_unended" in table else False
     table = table.assign(_prio=table["source_kind"].map(priority).fillna(2),
                          _unknown=_unknown_fields(table),
-                         _slurm=table["source_kind"].isin(SLURM_KINDS))
-    table = table.sort_values(["_prio", "_unknown"], kind="stable")
+                         _slurm=table["source_kind"].isin(SLURM_KINDS),
+                         _unended=pd.Series(unended, index=table.index).astype(bool))
+    # A line not ended is never the copy kept of an attempt another file lists ended.
+    table = table.sort_values(["_unended", "_prio", "_unknown"], kind="stable")
     # A Slurm job is (cluster, id), however each file wrote its id (.cluster_ids), the id
     # Slurm's own number wherever an export gives it (s43 tester H7).
     ids = _slurm_numbers(table)
@@ -68,9 +71,9 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     key = ["_key", "_job", "_submit", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
-    if dup.any():
+    if (dup & ~table["_unended"]).any():
         notes["same job in several files, kept once (sacct -P preferred, then the copy with "
-              "the most fields known)"] = int(dup.sum())
+              "the most fields known)"] = int((dup & ~table["_unended"]).sum())
         # Copies of one kind that disagree (another run time, status or request) are said
         # apart: the files describe the job differently, and only the first one read is kept.
         # (Across kinds they differ by design: sacct --json lacks what -P has.)
@@ -78,19 +81,20 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
                  if c in table.columns]
         same = [*key, "source_kind"]
         differs = (table.duplicated(subset=same) & ~table.duplicated(subset=[*same, "_file"])
-                   & ~table.duplicated(subset=[*same, *facts]))
+                   & ~table.duplicated(subset=[*same, *facts]) & ~table["_unended"])
         if differs.any():
             notes["of those, copies that disagree (run time, status, request or user): "
                   "the one with the most fields known kept (of equals, the first file's); "
                   "check which file is right"] = int(differs.sum())
     shown = _jobid_forms(table, ids)
     table = _last_attempts(table[~dup], notes)
+    table = table[~table["_unended"]]  # counted by its reader; its job's attempts gone above
     if len(shown):
         named = table["_key"].map(shown).astype("string")
         table["job_id"] = named.where(named.notna(), table["job_id"].astype("string"))
     qualify_shared(table, table["_slurm"], table["_key"], notes)
-    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job",
-                               "_key"]).sort_index()
+    return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job", "_key",
+                               "_unended"]).sort_index()
 
 
 def _slurm_numbers(table):
@@ -208,15 +212,29 @@ def _same_job_numbers(table, notes: Counter):
     return numbers
 
 
+#: The note on a job's ended attempts whose newest attempt, in another file, has not ended.
+REQUEUED_AGAIN_ELSEWHERE = ("attempt of a requeued job whose newest attempt, in another file, "
+                            "runs or pends again (an earlier attempt's end is not the job's): "
+                            "not read")
+
+
 def _last_attempts(table, notes: Counter):
     """Slurm jobs seen in several files at other submit times: attempts of a requeued job
     (their user and name agree), the last one kept, as ``sacct -D`` within a file (s31
-    tester R2: all 65 jobs of two files had been kept twice)."""
+    tester R2: all 65 jobs of two files had been kept twice). Where the last one has not
+    ended (``_unended``: a requeued job running again), neither has the job: none is kept."""
     slurm = table[table["_slurm"]]
     several = slurm.groupby("_job")["_file"].transform("nunique").gt(1)
     if not several.any():
         return table
-    rows = slurm[several].sort_values("_submit", kind="stable", na_position="first")
+    rows = slurm[several].sort_values(["_submit", "start_time"], kind="stable",
+                                      na_position="first")
+    again = set(rows.drop_duplicates(subset="_job", keep="last").query("_unended")["_job"])
+    if again:  # FY1 (s44): the ended attempt of an older export had been kept as the job
+        gone = rows.index[rows["_job"].isin(again) & ~rows["_unended"]]
+        if len(gone):
+            notes[REQUEUED_AGAIN_ELSEWHERE] = len(gone)
+        table, rows = table.drop(index=gone), rows[~rows["_job"].isin(again)]
     earlier = rows.index[rows.duplicated(subset="_job", keep="last")]
     if len(earlier):
         notes["earlier attempt of a requeued job in another file (the last attempt "

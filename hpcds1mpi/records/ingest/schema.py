@@ -94,6 +94,9 @@ class FileReport:
     dropped: Counter = field(default_factory=Counter)
     notes: Counter = field(default_factory=Counter)
     facts: list[str] = field(default_factory=list)
+    #: Slurm job lines not ended (running, pending, requeued), as :func:`.requeue_attempts.
+    #: unended_attempt` gives them: across files such an attempt may be a job's newest.
+    unended: list[dict] = field(default_factory=list)
 
     def lines(self) -> list[str]:
         """Human-readable summary: one line, then one line per reason."""

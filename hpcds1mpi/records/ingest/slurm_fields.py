@@ -206,12 +206,15 @@ _ARRAY_RANGE = re.compile(r"\d+_\[([^\]]*)\]")
 
 
 def count_not_finished(state: str, report: FileReport, tasks: str | None = None,
-                       requeued: bool = False) -> None:
+                       requeued: bool = False, attempt: dict | None = None) -> None:
     """Count a job line that has not ended (``slurm_status`` None) under its reason: a
     requeued job's REQUEUED attempt (:data:`REQUEUED_WAITING`), the newest attempt of a job
     whose earlier attempts are listed (``requeued``: :data:`REQUEUED_AGAIN`), else
     :data:`NOT_FINISHED_REASON`; the array tasks a pending array's line stands for
-    (``tasks``: its range, ``1-5%2``; None: not an array's) in a note."""
+    (``tasks``: its range, ``1-5%2``; None: not an array's) in a note. ``attempt`` (its id,
+    identity and times) is kept in ``report.unended`` for the merge of several files."""
+    if attempt is not None:
+        report.unended.append(attempt)
     waiting = state.split()[0].upper().startswith("REQUEUE") if state.strip() else False
     report.dropped[REQUEUED_WAITING if waiting else REQUEUED_AGAIN if requeued
                    else NOT_FINISHED_REASON] += 1

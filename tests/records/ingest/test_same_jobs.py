@@ -4,11 +4,13 @@ one export in UTC, one with TZ=America/New_York read without TZ, and --json)."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 from hpcds1mpi.records.ingest.job_logs import ingest, write_job_table
+from hpcds1mpi.records.ingest.same_jobs import REQUEUED_AGAIN_ELSEWHERE
 from hpcds1mpi.records.ingest.slurm_fields import FIRST_SUBMIT
 
-from .captures import NEW_YORK_P, UTC_JSON, UTC_P
+from .captures import EXPORTS, NEW_YORK_P, UTC_JSON, UTC_P
 from .captures import zone_note as _zone_note
 
 
@@ -271,3 +273,42 @@ def test_a_jobid_export_without_jobidraw_is_tied_through_a_third_that_has_both(t
     (tmp_path / "only_id.txt").write_text(only_id)
     table, _, _ = ingest([tmp_path / "only_id.txt", tmp_path / "raw.txt", tmp_path / "id.txt"])
     assert len(table) == 4
+
+
+def _requeued_pair(tmp_path, earlier_state: str, newest: str = "RUNNING"):
+    """FY1's real export of a requeued job running again (s44), as two files: its earlier
+    attempt (State ``earlier_state``) alone, as an export taken before the requeue, and its
+    newest attempt (``newest``; COMPLETED: ended at 05:21:16, 3 min on)."""
+    lines = (EXPORTS / "s44-requeued-running-D-P.txt").read_text().splitlines(keepends=True)
+    old, new = tmp_path / "old.txt", tmp_path / "new.txt"
+    old.write_text(lines[0] + lines[1].replace("|REQUEUED|", f"|{earlier_state}|") + lines[2])
+    if newest != "RUNNING":
+        lines[3:5] = [line.replace("|RUNNING|00:00:11|11|", "|COMPLETED|00:03:00|180|")
+                      .replace("|Unknown|", "|2026-12-07T05:23:16|") for line in lines[3:5]]
+    new.write_text(lines[0] + lines[3] + lines[4])
+    return old, new
+
+
+@pytest.mark.parametrize("earlier_state", ["NODE_FAIL", "PREEMPTED", "FAILED"])
+@pytest.mark.parametrize("newest_first", [False, True])
+def test_a_job_running_again_in_a_newer_export_is_not_its_ended_attempt_in_an_older(
+        tmp_path, earlier_state, newest_first):
+    """FY1 (s44): the newer file's RUNNING line was dropped by its reader before the files were
+    merged, so the older file's NODE_FAIL attempt was written as the job (failed, 10 s)."""
+    old, new = _requeued_pair(tmp_path, earlier_state)
+    files = [new, old, UTC_P] if newest_first else [old, new, UTC_P]
+    table, _, notes = ingest(files)
+    assert "56620377" not in set(table["job_id"])
+    assert sorted(table["job_id"]) == ["56472500", "56472501", "56472531"]
+    assert notes[REQUEUED_AGAIN_ELSEWHERE] == 1
+
+
+def test_a_job_seen_running_in_an_older_export_and_ended_in_a_newer_is_read_ended(tmp_path):
+    (tmp_path / "then").mkdir()
+    _, running = _requeued_pair(tmp_path / "then", "NODE_FAIL")
+    old, new = _requeued_pair(tmp_path, "NODE_FAIL", newest="COMPLETED")
+    table, _, notes = ingest([old, running, new])
+    job = table.set_index("job_id").loc["56620377"]
+    assert job["status"] == "ok" and job["runtime_s"] == 180
+    assert REQUEUED_AGAIN_ELSEWHERE not in notes
+    assert not any(k.startswith("same job in several files") for k in notes)
