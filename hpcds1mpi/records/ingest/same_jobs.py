@@ -56,6 +56,7 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     ids = _slurm_numbers(table)
     table = _components_listed_whole(table, ids, notes)
     table["_key"] = match_keys(table, table["_slurm"], ids.loc[table.index])
+    _say_id_forms_not_tied(table, notes)
     table["_job"] = _same_job_numbers(table, notes)
     table = _split_two_jobs_under_one_id(table, notes, forgeable)
     slurm = table["_slurm"].to_numpy(dtype=bool)
@@ -116,6 +117,36 @@ def _slurm_numbers(table):
     alias = alias[~alias.index.duplicated()]
     named = ids.map(alias).where(table["_slurm"])
     return lead.where(has, named.where(named.notna(), ids)).astype("string")
+
+
+#: The note on jobs a JobIDRaw-only export may list beside a JobID-only one's.
+ID_FORMS_NOT_TIED = (
+    "job(s) of an export without JobID matching no job of an export without JobIDRaw but "
+    "submitted in the same second by the same user under the same name as one of its jobs: "
+    "array tasks (a task's JobIDRaw is a job id of its own, not told by its JobID 123_4) or "
+    "heterogeneous job components (123+1 under a raw id of its own), which no file here ties "
+    "to the other's ids: they may be counted twice; export with both JobID and JobIDRaw in "
+    "--format, or with --json")
+
+
+def _say_id_forms_not_tied(table, notes: Counter) -> None:
+    """Count under :data:`ID_FORMS_NOT_TIED` the Slurm rows with a raw id whose job no other
+    file lists, submitted in the same second by the same user under the same name as a row of
+    another file that has no raw id (README's left item from s43 H7: an array's tasks or a
+    heterogeneous job's components read twice). Jobs submitted together that both files list
+    by one id are tied, so not counted."""
+    columns = ["user", "workload", "submit_time"]
+    if "raw_id" not in table.columns or not set(columns) <= set(table.columns):
+        return
+    slurm = table[table["_slurm"] & table["submit_time"].notna()]
+    raw = slurm["raw_id"].astype("string").fillna("").ne("")
+    alone = slurm.groupby("_key")["_file"].transform("nunique").eq(1)
+    listed = slurm.loc[raw & alone, [*columns, "_file"]].reset_index(names="row")
+    unraw = slurm.loc[~raw, [*columns, "_file"]].drop_duplicates()
+    pairs = listed.merge(unraw, on=columns, suffixes=("", "_other"))
+    count = pairs.loc[pairs["_file"].ne(pairs["_file_other"]), "row"].nunique()
+    if count:
+        notes[ID_FORMS_NOT_TIED] = int(count)
 
 
 def _jobid_forms(table, ids):

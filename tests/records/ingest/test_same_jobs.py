@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from hpcds1mpi.records.ingest.job_logs import ingest, write_job_table
-from hpcds1mpi.records.ingest.same_jobs import REQUEUED_AGAIN_ELSEWHERE
+from hpcds1mpi.records.ingest.same_jobs import ID_FORMS_NOT_TIED, REQUEUED_AGAIN_ELSEWHERE
 from hpcds1mpi.records.ingest.slurm_fields import FIRST_SUBMIT
 
 from .captures import EXPORTS, NEW_YORK_P, UTC_JSON, UTC_P
@@ -312,3 +312,19 @@ def test_a_job_seen_running_in_an_older_export_and_ended_in_a_newer_is_read_ende
     assert job["status"] == "ok" and job["runtime_s"] == 180
     assert REQUEUED_AGAIN_ELSEWHERE not in notes
     assert not any(k.startswith("same job in several files") for k in notes)
+
+
+def test_a_jobid_only_export_beside_a_jobidraw_only_one_says_it_may_count_jobs_twice():
+    """README's left item (s43 H7): a JobID-only and a JobIDRaw-only export of one array (3
+    tasks), one plain job and one heterogeneous job (2 components) gave 9 jobs for 5, without a
+    word. A task's JobIDRaw is a job id of its own (real test Slurm: 56620488_0 is 56620491,
+    _2 is 56620488), so the ids cannot be tied; it is said. Real exports of the test Slurm."""
+    jobid, raw, both = (EXPORTS / f"s44-array-het-{form}-P.txt"
+                        for form in ("JobID", "JobIDRaw", "both"))
+    table, _, notes = ingest([jobid, raw])
+    assert len(table) == 9 and notes[ID_FORMS_NOT_TIED] == 4  # 3 tasks, 1 component
+    # The plain job submitted in the same second under the same name is tied by its id.
+    assert "56620489" in set(table["job_id"])
+    # An export giving both ids ties them: 5 jobs, nothing to say.
+    table, _, notes = ingest([jobid, raw, both])
+    assert len(table) == 5 and ID_FORMS_NOT_TIED not in notes
