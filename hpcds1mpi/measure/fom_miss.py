@@ -16,6 +16,14 @@ with its note.
 from __future__ import annotations
 
 import math
+import re
+
+#: A line that reports an error *quantity*, "Max abs error vs reference: 1.2e-15", "L2 error
+#: = 0.003": its only error word is "error", not the line's first word (an "Error: ..."
+#: message), followed on the line by a decimal number. Good runs print such lines (a check
+#: against a reference), so a wrong --fom-regex on one stays a note, not a failed run.
+_MEASURED_ERROR = re.compile(r"\berrors?\b[^0-9]*?[-+]?(\d*\.\d+|\d+\.\d*|\d+(?=[eE][-+]?\d))"
+                             r"([eE][-+]?\d+)?", re.IGNORECASE)
 
 
 def fom_miss_problem(readings, found: dict) -> str:
@@ -31,7 +39,9 @@ def fom_miss_problem(readings, found: dict) -> str:
             found.get("fom_text") is not None:
         return ""
     said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
-    if not ERROR_WORDS.search(said):
+    words = {m.group(0).lower() for m in ERROR_WORDS.finditer(said)}
+    if not words or (words == {"error"} and not re.match(r"\W*error\b", said, re.IGNORECASE)
+                     and _MEASURED_ERROR.search(said)):
         return ""
     return (f"exit 0, but --fom-regex '{readings.fom.pattern}' matched no number in its "
             f"output; the program said: {clipped(said, 200)}")

@@ -59,3 +59,19 @@ def test_a_last_line_without_an_error_word_is_no_failure():
     """A program's last line, printed by every run, is no reason (MrBayes's)."""
     readings = Readings.of(fom_regex=r"GFLOP/s ([0-9.]+)")
     assert fom_miss_problem(readings, readings.read("run 1 done\nor use 'set mode=x'\n")) == ""
+
+
+@pytest.mark.parametrize("line", ["Max abs error vs reference: 1.2e-15", "L2 error = 0.003",
+                                  "relative error 3.1E-09 (tolerance 1e-8)"])
+def test_a_reported_error_quantity_on_a_good_run_is_no_failure(line):
+    """A good run's check against a reference prints "error" and a number: a wrong
+    --fom-regex there is the regex's miss (a note), not a failed run."""
+    readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
+    assert fom_miss_problem(readings, readings.read(f"step 1\n{line}\nGflops: 3.2\n")) == ""
+
+
+@pytest.mark.parametrize("line", ["Error: grid 2.5 too small", "error: cannot read 1.5",
+                                  "fatal error in step 2.5"])
+def test_an_error_message_holding_a_number_still_fails(line):
+    readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
+    assert line.split()[0] in fom_miss_problem(readings, readings.read(f"step 1\n{line}\n"))
