@@ -275,6 +275,7 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
         # measuring more of the same would not help, so no calibration sweep either.
         verdict.verdict = "escalate"
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
+    unfit = ""
     if ((picked is not None and verdict.verdict != "escalate") or familiar_but_impossible) and \
             (unfit := nothing_fits_line(prep.offer.levels, judged.partition.usable_cores_per_node,
                                         workload, ok_layouts(bundle, workload))):
@@ -326,9 +327,22 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
                                    float(rec.picked.choice.pick["runtime_s"]),
                                    prep.offer.threads)
         rec.left_out += [line] if line else []
+    if rec.picked is not None or judged is not None:  # escalated too (s44 tester N2)
         from hpcds1mpi.decide.failed_layouts import every_run_failed_lines
 
-        rec.left_out += every_run_failed_lines(bundle, workload, rec.picked.partition.name)
+        rec.left_out += every_run_failed_lines(
+            bundle, workload, (rec.picked or judged).partition.name)
+    if familiar_but_impossible and unfit:
+        # Nothing runs here and measuring the same layouts again would fail too: the fix
+        # said, not the generic "measure the job with sweep" (s44 tester N2).
+        from hpcds1mpi.decide.recommendation import NO_CALIBRATION
+
+        steps = calibration_steps(scores.subset(judged.partition.name), judged.partition,
+                                  precisions=program_precisions) \
+            if scores is not None and judged.partition.name in set(scores.cols["partition"]) \
+            else []
+        doomed = doomed_calibration_note(steps, failed_layouts(bundle, workload), workload)
+        rec.notes.append(f"{NO_CALIBRATION}: {doomed or unfit}")
     if verdict.verdict == "escalate" and not familiar_but_impossible and not program_given \
             and (why := _nothing_to_calibrate(bundle, workload)):
         rec.notes.append(why)

@@ -133,3 +133,51 @@ def test_no_calibration_of_layouts_that_failed_at_every_measured_size():
     assert doomed_calibration_note([step(1, 1), step(2, 2)], failed, "need3") == ""
     assert doomed_calibration_note([], failed, "need3") == ""
     assert failed_layouts(SimpleNamespace(), "need3") == {}
+
+
+def _refusing_below_three(tmp_path, monkeypatch):
+    """A 2-core partition and a program measured at 1-4 ranks per node, ok only at 3 and 4
+    (mplrs's "requires at least 3 processes"), at every measured size; its places."""
+    import pandas as pd
+
+    from hpcds1mpi.cluster import Cluster, Partition
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle, isolate_user_files
+
+    isolate_user_files(monkeypatch, tmp_path)
+    hw = {"cores_per_node": 2, "memory_gb": 64.0, "gpus_per_node": 0, "gpu_memory_gb": 0.0,
+          "max_nodes": 1}
+    bundle = FakeBundle(workloads=("stencil", "needs32"), sizes=WIDE_SIZES,
+                        partitions={"two": hw})
+    bundle._measured_levels = {"needs32": _levels((1, 2, 3, 4))}
+    frame = bundle.training_frame()
+    base = frame[(frame["workload"] == "needs32") & (frame["threads"] == 1)
+                 & (frame["precision"] == "fp64")]
+    runs = [base.assign(ranks_per_node=r, status="ok" if r >= 3 else "failed")
+            for r in (1, 2, 3, 4)]
+    bundle._frame = pd.concat([frame[frame["workload"] != "needs32"], *runs],
+                              ignore_index=True)
+    part = Partition(name="two", **hw)
+    return bundle, [(Cluster("lab", {"two": part}), part)]
+
+
+@pytest.mark.parametrize("size", [1024, 4096])
+def test_within_the_measured_sizes_the_refusal_names_nodes_of_more_cores(size, tmp_path,
+                                                                          monkeypatch):
+    """Was (s44 tester N2): inside the measured sizes, --emit refused with the generic "nothing
+    to run ... or measure the job with hpcds1mpi sweep" (a sweep that would fail the same way),
+    and the left-out list lacked the layouts every run of which failed."""
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.decide.recommendation import emit_script, format_table
+    from hpcds1mpi.errors import ConfigError
+
+    bundle, places = _refusing_below_three(tmp_path, monkeypatch)
+    rec = recommend(bundle, "needs32", size, places)
+    assert rec.picked is None and not rec.calibration_steps
+    with pytest.raises(ConfigError) as refused:
+        emit_script(rec, "slurm", "./needs32 {size}")
+    said = str(refused.value)
+    assert said.startswith("no calibration sweep: the layouts that fit the node (")
+    assert "failed at every size needs32 was measured at" in said
+    assert said.endswith("the fix is nodes of more cores (--cluster)")
+    assert "ranks per node 1: every run failed (6 of 6, at sizes 256-16384)" in rec.left_out
+    assert "ranks per node 2: every run failed (6 of 6, at sizes 256-16384)" in format_table(rec)
