@@ -47,7 +47,7 @@ from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import script_size
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
 from hpcds1mpi.decide.work_after_launch import AFTER_BASIS, work_after_note
-from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands
+from hpcds1mpi.decide.script_workload import choose_launch, no_size, recorded_commands, running_launches
 from hpcds1mpi.decide.folder_size import swept_workdir
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.job_script import JobScript
@@ -408,7 +408,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
     one_launch, basis = one_launch_limit(float(ch.scores.cols["runtime_hi"][row]),
                                          rec.wall_per_runtime, setup_s, setup_from, script.time_s)
-    repeats = repeats_note(script, one_launch)  # one launch's limit would kill the job (s42)
+    repeats = repeats_note(script, one_launch, running_launches(script))  # s42, s44 N4
     after = None if repeats or unmeasured else work_after_note(script, launch)
     keep_time = bool(repeats or unmeasured or after)  # the script's own limit is then kept
     basis = "kept from the script: " + ("it launches more than once, see the note" if repeats

@@ -14,6 +14,7 @@ import re
 
 from typing import Sequence
 
+from hpcds1mpi.decide.script_functions import running_launches
 from hpcds1mpi.launch.job_script import JobScript, Launch
 from hpcds1mpi.launch.script_options import to_int
 from hpcds1mpi.launch.script_placeholders import (fits_command, program_at, size_from,
@@ -296,20 +297,23 @@ def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, 
     """The workload the script runs and the launch line that runs it: the first launch whose
     program :func:`match_workload` knows; else (None, the launch that starts the most ranks,
     the first of equals), named in a note where there are several. The command line its size
-    is read by: :meth:`RecordedCommands.line_for`."""
-    for launch in script.launches:
+    is read by: :meth:`RecordedCommands.line_for`. A launch in a function no call runs (one
+    defined again before its call: :func:`~.script_functions.uncalled_launch`) is taken only
+    where every launch is (s44 tester N4: ``b() { a; }`` read the ``a`` it never runs)."""
+    launches = running_launches(script)
+    for launch in launches:
         label = match_workload(launch, labels, commands)
         if label is not None:
             return label, launch
     _say_unmeasured_decks(script, labels)
-    if len(script.launches) < 2:
-        return None, (script.launches[0] if script.launches else None)
+    if len(launches) < 2:
+        return None, (launches[0] if launches else None)
     # s29 tester D3: the first of `srun -n 1 ./preprocess; srun -n 4 ./app; ...` was taken,
     # and its one rank spread over the advised layout
-    main = max(script.launches, key=_ranks_started)
-    tied = sum(_ranks_started(x) == _ranks_started(main) for x in script.launches) > 1
+    main = max(launches, key=_ranks_started)
+    tied = sum(_ranks_started(x) == _ranks_started(main) for x in launches) > 1
     script.note(f"line {main.line} `{_shown(script, main)}` taken as the workload among "
-                f"{len(script.launches)} launches: no launched program matches a trained "
+                f"{len(launches)} launches: no launched program matches a trained "
                 "workload, and it starts the most ranks"
                 + (" (the first of those starting as many)" if tied else "")
                 + "; the other launches are left as written")

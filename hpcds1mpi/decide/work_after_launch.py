@@ -36,7 +36,8 @@ import os
 import re
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.decide.script_functions import body_lines, definitions, idle_calls, launch_call
+from hpcds1mpi.decide.script_functions import (body_lines, called_work, definitions, idle_calls,
+                                                launch_call)
 from hpcds1mpi.decide.shell_lines import line_commands, lines_after, simple_commands
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +102,7 @@ def work_after(script: "JobScript", launch: "Launch") -> tuple[int, str] | None:
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
-            return number, _said_with_body(found, number, defined)
+            return number, _said_with_body(script, found, number, defined)
     return _exit_trap_work(script.text, launch.line)
 
 
@@ -129,7 +130,7 @@ def work_before(script: "JobScript", launch: "Launch") -> tuple[int, str] | None
                            launching=idle.get(number, frozenset()),
                            polling=polls.get(number, 0))
         if found:
-            return number, _said_with_body(found, number, defined)
+            return number, _said_with_body(script, found, number, defined)
     return None
 
 
@@ -154,6 +155,9 @@ def work_after_note(script: "JobScript", launch: "Launch | None") -> str | None:
         return None
     number, command = found
     where = "its launch" if number == launch.line else f"the launch on line {launch.line}"
+    called = launch_call(script, definitions(script), launch)
+    if called and number == called[1]:  # a function that runs the launch and more (s44 N4)
+        where += " (which that call runs)"
     runs = "runs" if number >= launch.line else "sets an exit trap that runs"  # before it
     return (f"line {number} {runs} `{command}` after {where}: the recommended walltime covers "
             f"the launch alone, so --rewrite keeps {_kept(script)}; check it covers both")
@@ -192,15 +196,17 @@ def _body_work(line: str, before: bool = False) -> str:
     return first_work(commands, before=before)
 
 
-def _said_with_body(found: str, number: int, defined: list) -> str:
+def _said_with_body(script: "JobScript", found: str, number: int, defined: list) -> str:
     """``found`` (a command that is work), with the work of the function it calls, where it
-    calls one: ``finish (runs python3 plot.py)``."""
+    calls one: ``finish (runs python3 plot.py)``; past a call of the launch's function
+    in its body (``outer() { inner; python3 post.py; }``: s44 tester N4)."""
     name = found.split()[0] if found else ""
     runs = [d for d in defined if d.name == name and d.last < number]
-    if not runs or not isinstance(runs[-1].works, str) or runs[-1].launches:
+    if not runs or runs[-1].launches or not isinstance(
+            works := called_work(script, defined, name, number, _body_work), str):
         return found
-    said = f"{found} (runs {runs[-1].works})"
-    return said if len(said) <= 2 * _SHOWN else f"{found} (runs {runs[-1].works[:_SHOWN]}...)"
+    said = f"{found} (runs {works})"
+    return said if len(said) <= 2 * _SHOWN else f"{found} (runs {works[:_SHOWN]}...)"
 
 
 def first_work(commands: list[list[str]], before: bool = False, waited: bool = False,

@@ -15,21 +15,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
 
 
-def repeats_note(script: "JobScript", one_launch_s: int | None) -> str | None:
+def repeats_note(script: "JobScript", one_launch_s: int | None,
+                 launches: Sequence | None = None) -> str | None:
     """The note for a script that launches more than once (several launch lines, or one inside
     a loop), whose time limit a one-launch prediction must not replace; None when it launches
-    once at most."""
-    looped = [x.line for x in script.launches if x.in_loop]
-    if len(script.launches) < 2 and not looped:
+    once at most. ``launches``: those the script runs (None: every launch line)."""
+    launches = script.launches if launches is None else launches
+    looped = [x.line for x in launches if x.in_loop]
+    if len(launches) < 2 and not looped:
         return None
-    where = f"line {looped[0]}, inside a loop" if len(script.launches) == 1 else \
-        "lines " + line_list([x.line for x in script.launches]) + (
+    where = f"line {looped[0]}, inside a loop" if len(launches) == 1 else \
+        "lines " + line_list([x.line for x in launches]) + (
             f"; line {line_list(looped)} inside a loop" if looped else "")
     limit = "--time" if script.scheduler == "slurm" else "walltime"
     kept = f"its {limit} ({format_time_limit(script.time_s, script.scheduler)})" \
         if script.time_s else "its time limit as it is (none set: the partition's default)"
     other = (f"; --rewrite edits the launch options of line {script.launch.line} only"
-             if script.launch is not None and len(script.launches) > 1 else "")
+             if script.launch is not None and len(launches) > 1 else "")
     return (f"the script launches more than once ({where}): the recommended walltime "
             f"({format_time_limit(one_launch_s, script.scheduler) if one_launch_s else '?'}) "
             "covers one launch, so "

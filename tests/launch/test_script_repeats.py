@@ -20,6 +20,14 @@ def test_a_script_that_launches_more_than_once_gets_one_note():
     assert "--rewrite edits the launch options of line 2 only" in note
 
 
+def test_only_the_launches_the_script_runs_are_counted():
+    """s44 tester N4: a launch in a function defined again before its call never runs."""
+    script = read_script("#!/bin/bash\na() { srun -n 4 ./app; }\nb() { a; }\n"
+                         "a() { srun -n 2 ./app; }\nb\n")
+    assert sr.repeats_note(script, 60) is not None  # every launch line, by default
+    assert sr.repeats_note(script, 60, script.launches[1:]) is None
+
+
 def test_the_note_lists_a_few_of_many_launch_lines():
     """A generated script of 5,000 launch lines got a note listing every one of them."""
     many = read_script("#SBATCH -t 30\n" + "srun ./app\n" * 5000)
