@@ -376,11 +376,12 @@ def reason_line(stdout: str, stderr: str) -> str:
 
 def classify(result: dict, timeout: float) -> tuple[str, str]:
     """(status, error text) of one launch (exit 0 with output ending in the program's error,
-    :func:`~hpcds1mpi.measure.ending_error.ending_error`, is ``failed``); a failure of a launch
-    of several ranks (``result["ranks"]``) whose program says it ran as 1 process gets a hint
-    that its launcher is not of its MPI
-    (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`), as does one whose output shows
-    it failed in ``MPI_Init`` (:func:`~hpcds1mpi.measure.init_failure.init_failure_hint`)."""
+    :func:`~hpcds1mpi.measure.ending_error.ending_error`, or closing with its word that it
+    ended abnormally, :mod:`.abnormal_ending`, is ``failed``); a failure of a launch of several
+    ranks (``result["ranks"]``) whose program says it ran as 1 process gets a hint that its
+    launcher is not of its MPI (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`), as
+    does one whose output shows it failed in ``MPI_Init``
+    (:func:`~hpcds1mpi.measure.init_failure.init_failure_hint`)."""
     from hpcds1mpi.measure.init_failure import init_failure_hint
     from hpcds1mpi.measure.singleton_ranks import singleton_hint
 
@@ -395,12 +396,11 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
                                "learns this as its failure: --resume in an allocation that "
                                "holds the configuration runs it again")
     text = result["stdout"][-20000:] + "\n" + result["stderr"][-20000:]
-    if code == 0:  # its own error last: failed (Elk under srun --mpi=pmix, s30 tester L1)
-        from hpcds1mpi.measure.ending_error import ending_error
+    if code == 0:  # its own error last or a trailer saying it ended abnormally: failed
+        from hpcds1mpi.measure.abnormal_ending import exit_0_failure
 
-        if said := ending_error(result["stdout"], result["stderr"]):
-            return "failed", f"exit 0, but the program ended with: {said}"
-        return OK, ""
+        said = exit_0_failure(result["stdout"], result["stderr"])
+        return ("failed", said) if said else (OK, "")
     # a program that said nothing readable (only rules of asterisks): not "exit code 1: "
     last = clipped(reason_line(result["stdout"], result["stderr"]), 300) or "no message read"
     if hint := singleton_hint(text, result.get("ranks", 1)) or init_failure_hint(text):

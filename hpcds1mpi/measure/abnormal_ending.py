@@ -1,0 +1,98 @@
+"""A program that exited 0 but whose closing trailer says it ended abnormally.
+
+:func:`exit_0_failure` is why a launch that exited 0 failed, for
+:func:`~hpcds1mpi.measure.program_launch.classify`: its program's error as its last line
+(:mod:`.ending_error`), else such a trailer.
+
+MolDS, its input file missing, prints ``Error in base::InputParser::StoreInputTermsFromFile:
+Not found.``, a backtrace, and then the trailer it prints at every exit::
+
+         >>>>>  The MolDS finished abnormally..............  <<<<<
+         >>>>>  CPU time: 0.000352[s].  <<<<<
+         >>>>>  Elapsed time(OMP): 0.00164166[s].  <<<<<
+         >>>>>  See you.  <<<<<
+
+and exits 0. Its last line is no error (:mod:`.ending_error` reads the last line only), and a
+time regex matched the trailer's elapsed time: the run was stored ``ok`` with a 0.3 ms
+runtime (s44 tester M1). :func:`abnormal_ending` reads the last :data:`TRAILER_LINES` lines the
+program wrote (:func:`~hpcds1mpi.measure.program_lines.kept_lines`: a launcher's lines and
+Open MPI's help text, where "abnormal termination" is explained, set aside) for one saying the
+program itself ended abnormally, in error or unsuccessfully (:data:`ENDED_BADLY`); the reason
+is the program's last error line before it, as a program states its own
+(:data:`~hpcds1mpi.measure.ending_error.ERROR_LINE`,
+:data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`, or a line naming its cause:
+:func:`~hpcds1mpi.measure.error_cause.names_cause`), after that line's words. A line that
+denies it (:data:`NOT_BADLY`: "did not end abnormally", "ended with 0 errors") or says the
+program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with errors,
+continuing"), and one followed by more lines than a trailer's, leave the run ``ok``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The last lines the program wrote (blank ones not counted) that are its closing trailer.
+TRAILER_LINES = 8
+#: A program saying it ended badly: "The MolDS finished abnormally", "Program terminated
+#: abnormally", "abnormal termination", "Run ended in error", "exited with errors", "completed
+#: unsuccessfully".
+ENDED_BADLY = re.compile(
+    r"\b(?:finish(?:ed|es)?|end(?:ed|s)?|terminat(?:ed|es|ion)|exit(?:ed|s)?|stopped|quit|"
+    r"complet(?:ed|es|ion)|run)\b[^.!;:]{0,40}?\b(?:abnormal(?:ly)?|in error|with (?:an? |some )?"
+    r"(?:errors?|failures?)|unsuccessful(?:ly)?)\b"
+    r"|\babnormal(?:ly)?\s+(?:end(?:ed|ing)?|termination|exit|stop|finish)\b", re.IGNORECASE)
+#: Words saying it did not end badly ("did not terminate abnormally", "no abnormal exit").
+NOT_BADLY = re.compile(r"\b(?:not|never|no|without)\b|n't\b", re.IGNORECASE)
+#: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots).
+_DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
+
+
+def exit_0_failure(stdout: str, stderr: str) -> str:
+    """Why a launch that exited 0 failed: its output ends with the program's error line
+    (:func:`~hpcds1mpi.measure.ending_error.ending_error`: "exit 0, but the program ended
+    with: <its line>", Elk under srun, s30 tester L1), else closes with its word that it ended
+    abnormally (:func:`abnormal_ending`); "" when neither: the run is ``ok``."""
+    from hpcds1mpi.measure.ending_error import ending_error
+
+    if said := ending_error(stdout, stderr):
+        return f"exit 0, but the program ended with: {said}"
+    return abnormal_ending(stdout, stderr)
+
+
+def abnormal_ending(stdout: str, stderr: str) -> str:
+    """The failure's reason when ``stdout`` or ``stderr`` (stdout first) closes with the
+    program's word that it ended abnormally (see the module): "exit 0, but the program said
+    <its words>: <its last error line before them>" (escaped, the error cut at 300); "" when
+    neither does."""
+    from hpcds1mpi.measure.error_cause import WENT_ON
+    from hpcds1mpi.measure.printable import clipped, printable
+    from hpcds1mpi.measure.program_lines import NO_ERROR, kept_lines
+
+    for text in (stdout, stderr):
+        kept = kept_lines(text)
+        written = [i for i, ln in enumerate(kept) if ln]
+        for at in reversed(written[-TRAILER_LINES:]):
+            said = kept[at]
+            if not ENDED_BADLY.search(said) or NOT_BADLY.search(said) or \
+                    NO_ERROR.search(said) or WENT_ON.search(said):
+                continue
+            words = clipped(printable(_DECORATION.sub("", said), keep="\t"), 120)
+            error = clipped(printable(_last_error(kept[:at]), keep="\t"), 300)
+            cause = f": {error}" if error else ""
+            return f"exit 0, but the program said \"{words}\"{cause}"
+    return ""
+
+
+def _last_error(kept: list[str]) -> str:
+    """The last error line of a stream's program lines ``kept`` (with its message); ""."""
+    from hpcds1mpi.measure.ending_error import ERROR_LINE, LOG_RECORD
+    from hpcds1mpi.measure.error_cause import names_cause
+    from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, with_message
+
+    last, used = "", -1
+    for i, ln in enumerate(kept):  # forward: a title's message is not read as its own error
+        if i > used and ln and (ERROR_LINE.search(ln) or SPECIFIC_LINE.search(ln) or
+                                names_cause(ln)) and not (NO_ERROR.search(ln) or
+                                                          LOG_RECORD.match(ln)):
+            last, used = with_message(kept, i)
+    return last

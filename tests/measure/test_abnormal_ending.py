@@ -1,0 +1,74 @@
+"""A program that exited 0 but whose closing trailer says it ended abnormally (s44 tester M1)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hpcds1mpi.measure.abnormal_ending import abnormal_ending, exit_0_failure
+from hpcds1mpi.measure.program_launch import classify
+
+#: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
+OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
+BASE = {"exit_code": 0, "timed_out": False, "stdout": "", "stderr": ""}
+TRAILER = ("\n\n     >>>>>  {}  <<<<<\n     >>>>>  CPU time: 0.000352[s].  <<<<<\n"
+           "     >>>>>  Elapsed time(OMP): 0.00164166[s].  <<<<<\n     >>>>>  See you.  <<<<<\n")
+
+
+def test_molds_finishing_abnormally_under_exit_0_is_failed_with_its_error():
+    """Was: stored ok with the trailer's 0.3 ms elapsed time as its runtime."""
+    stdout = (OUTPUTS / "molds-missing-input.stdout").read_text()
+    assert classify({**BASE, "stdout": stdout}, 60) == (
+        "failed", 'exit 0, but the program said "The MolDS finished abnormally": '
+                  "Error in base::InputParser::StoreInputTermsFromFile: Not found.")
+
+
+def test_molds_finishing_normally_stays_ok():
+    stdout = (OUTPUTS / "molds-good-run.stdout").read_text()
+    assert "finished normally" in stdout
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("words", [
+    "Program terminated abnormally", "ABNORMAL TERMINATION", "Run ended in error",
+    "solver exited with errors", "Job completed unsuccessfully", "*** abnormal end ***",
+])
+def test_a_trailer_saying_it_ended_badly_fails_the_run(words):
+    said = abnormal_ending("step 1\nstep 2\n" + TRAILER.format(words), "")
+    assert said.startswith('exit 0, but the program said "') and said.endswith('"')
+    assert words.strip("* ") in said
+
+
+def test_the_reason_is_the_last_error_before_the_trailer_on_its_own_stream():
+    stderr = "ERROR: cannot open mesh.msh\n" + TRAILER.format("Program terminated abnormally")
+    assert exit_0_failure("", stderr) == ('exit 0, but the program said "Program terminated '
+                                          'abnormally": ERROR: cannot open mesh.msh')
+
+
+@pytest.mark.parametrize("stdout", [
+    "step 1\n" + TRAILER.format("The program finished normally!"),
+    "step 1\n" + TRAILER.format("Run did not end abnormally"),
+    "step 1\n" + TRAILER.format("Completed with 0 errors"),
+    "step 1\n" + TRAILER.format("finished without errors"),
+    "task 3 exited with errors, continuing with task 4\nresult 1.5\n",
+    "task 3 exited with errors, skipped\nresult 1.5\n",
+    # an ended-badly line mid-run, followed by more than a trailer's lines
+    "run 1 ended in error\n" + "".join(f"step {i}: e = -1.{i}\n" for i in range(12)),
+    "Error: 1.2e-05\nL2 error = 2e-5\ndone\n",
+])
+def test_a_good_end_a_denial_or_a_line_mid_run_stays_ok(stdout):
+    assert abnormal_ending(stdout, "") == ""
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+def test_open_mpis_help_text_on_abnormal_termination_is_not_the_programs():
+    stderr = (OUTPUTS / "elk-tasks-blank-line.stderr").read_text()
+    assert "abnormal termination" in stderr
+    assert abnormal_ending("", stderr) == ""
+
+
+def test_every_real_output_kept_for_tests_but_molds_abnormal_end_keeps_its_verdict():
+    for path in sorted(OUTPUTS.iterdir()):
+        if path.name != "molds-missing-input.stdout" and path.suffix in (".stdout", ".stderr"):
+            assert abnormal_ending(path.read_text(), path.read_text()) == "", path.name
