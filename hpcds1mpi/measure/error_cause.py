@@ -23,7 +23,10 @@ Two rules, for any program:
   "Unable to open h2o-3.nw --- appending .nw" over its "failed to open the input file";
   never one the program went on from: said in words (:data:`WENT_ON`: "..., using built-in
   defaults"), or shown by its progress line coming again after it ("step 2: dt=0.005" after
-  "step 1: dt=0.01": :func:`went_on_after`, s43 tester K4).
+  "step 1: dt=0.01": :func:`went_on_after`, s43 tester K4). Such a line is an error line even
+  with no error word (:func:`error_line`: yorick's "SYNTAX: missing include file nofile.i"
+  over its "ERROR (VM idle or lost) ****ABORTING PARSE**** too many errors", a tally of the
+  errors before it and no cause, s44 tester M2).
 """
 
 from __future__ import annotations
@@ -52,10 +55,13 @@ ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b
 #: complaint at its second MPI_Finalize (s43 tester I2), APBS's "MGparm_check: illegal nlev
 #: (-1); check your grid dimensions!" to its "Error while parsing input file." (s43 tester I4).
 #: "illegal" only with what is illegal and its value: ScaLAPACK's tester's summary "1 tests
-#: skipped because of illegal input values." is no error.
+#: skipped because of illegal input values." is no error. "too many errors" is a tally of the
+#: errors said before it, not their cause: yorick's "ERROR (VM idle or lost) ****ABORTING
+#: PARSE**** too many errors" had beaten its "SYNTAX: missing include file nofile.i" (s44 M2).
 REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?) at least \d+\b|"
                      r"\billegal (value|argument|parameter|option)\b|\billegal \w+ *[(=:]? *-?\d|"
-                     r"\bout of (range|bounds)\b|\btoo (small|large|few|many)\b",
+                     r"\bout of (range|bounds)\b|"
+                     r"\btoo (small|large|few|many)\b(?! (errors?|warnings?|failures?)\b)",
                      re.IGNORECASE)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
@@ -107,6 +113,15 @@ WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:
 PROGRESS_LINES = 200
 #: A number in a line, masked to compare progress lines.
 _DIGITS = re.compile(r"\d+")
+
+
+def error_line(text: str) -> bool:
+    """Whether ``text``, a line with no error word of
+    :data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`, is an error line all the same: it
+    says a thing is absent or already there (:data:`ABSENT`), refuses its input or layout
+    (:data:`REFUSED`), or says a file it names is missing (:func:`names_cause`: yorick's
+    "SYNTAX: missing include file nofile.i", which had been no error line, s44 tester M2)."""
+    return bool(ABSENT.search(text) or REFUSED.search(text) or names_cause(text))
 
 
 def names_cause(text: str) -> bool:

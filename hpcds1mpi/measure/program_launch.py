@@ -295,14 +295,13 @@ def _specific(lines: list[str]) -> list[str]:
 
 
 def _errors(lines: list[str]) -> list[tuple[int, str]]:
-    """The lines of ``lines`` with an error word, or one saying a thing does not exist
-    (:data:`~hpcds1mpi.measure.error_cause.ABSENT`: NWChem's "Attempting to read a basis set
+    """The lines of ``lines`` with an error word, or error lines without one
+    (:func:`~hpcds1mpi.measure.error_cause.error_line`: NWChem's "Attempting to read a basis set
     from a non-existing file:", s37 tester G5), each with its message and index: before, a
     title's message was kept only where its own line had an error word, and then alone."""
-    from hpcds1mpi.measure.error_cause import ABSENT, REFUSED
+    from hpcds1mpi.measure.error_cause import error_line
 
-    return _titled_at(lines, lambda ln: ERROR_WORDS.search(ln) or ABSENT.search(ln)
-                      or REFUSED.search(ln))
+    return _titled_at(lines, lambda ln: ERROR_WORDS.search(ln) or error_line(ln))
 
 
 def _box_errors(boxes: list) -> list[str]:

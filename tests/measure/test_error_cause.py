@@ -233,3 +233,37 @@ def test_a_refused_value_after_which_the_programs_steps_went_on_is_not_the_reaso
     assert _reason(ended, "") == f"exit code 255: {refused}"
     # without the stream's lines (an older caller) the refusal is moved last as before
     assert cause_first([(1, refused), (3, "Error: x")])[-1] == (1, refused)
+
+
+def test_yoricks_missing_include_file_beats_its_generic_abort_after_it():
+    """s44 tester M2: ``mpiexec.mpich -n 1 mpy -batch nofile.i`` (exit 1). Was "ERROR (VM idle
+    or lost) ****ABORTING PARSE**** too many errors": the line naming the missing file had no
+    error word, and "too many errors" counted as a refusal."""
+    from pathlib import Path
+
+    stderr = (Path(__file__).parent.parent / "data" / "program_outputs"
+              / "mpy-missing-script.stderr").read_text()
+    assert classify({"exit_code": 1, "timed_out": False, "stdout": "", "stderr": stderr},
+                    60) == ("failed", "exit code 1: SYNTAX: missing include file nofile.i")
+
+
+@pytest.mark.parametrize("line", ["SYNTAX: missing include file nofile.i",
+                                  "missing input file 'case.inp'"])
+def test_a_line_saying_a_named_file_is_missing_is_an_error_line(line):
+    from hpcds1mpi.measure.error_cause import error_line
+
+    assert error_line(line) and names_cause(line)
+
+
+@pytest.mark.parametrize("line", ["too many errors", "ABORTING PARSE: too many warnings",
+                                  "giving up after too many failures"])
+def test_a_tally_of_earlier_errors_names_no_cause(line):
+    assert not names_cause(line)
+
+
+@pytest.mark.parametrize("stderr", [
+    "Warning: missing optional file tune.dat\nERROR: solver diverged\n",
+    "missing file tuning.dat, using built-in defaults\nERROR: solver diverged\n",
+])
+def test_a_missing_file_warned_of_or_gone_on_from_is_not_the_reason(stderr):
+    assert _reason("", stderr) == "exit code 255: ERROR: solver diverged"
