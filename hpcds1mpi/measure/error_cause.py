@@ -146,7 +146,11 @@ def cause_first(found: list[tuple[int, str]], lines: list[str] | None = None
         index, text = found[k]
         if end - index > REPORT_LINES:
             break
-        if names_cause(text) and not (lines and went_on_after(lines, index, end, errors)):
+        # A missing file is no value a program goes on from: only a refusal is tried for
+        # progress after it (s44 review R6: ranks' copies of set-up lines had read as progress).
+        refusal = not (MISSING.search(text) and NAMED_FILE.search(text))
+        if names_cause(text) and not (lines and refusal and
+                                      went_on_after(lines, index, end, errors)):
             return found[:k] + found[k + 1:] + [found[k]]
     return found
 
@@ -154,7 +158,8 @@ def cause_first(found: list[tuple[int, str]], lines: list[str] | None = None
 def went_on_after(lines: list[str], at: int, end: int, errors: set[int]) -> bool:
     """Whether the program, after ``lines[at]`` and before ``lines[end]``, wrote again a line
     it wrote in the :data:`PROGRESS_LINES` lines before it, the same but for its numbers and
-    with a number in it (``step 1: dt=0.01`` ... ``step 2: dt=0.005``): its loop resumed, so
+    with a number in it and not an exact copy (``step 1: dt=0.01`` ... ``step 2: dt=0.005``;
+    another rank's copy of a line is no step): its loop resumed, so
     the refusal at ``at`` was no end of the run, whatever words it used (s43 tester K4: a
     recovery not said in :data:`WENT_ON`'s words). ``errors``: the error lines' places, no
     progress."""
@@ -162,5 +167,8 @@ def went_on_after(lines: list[str], at: int, end: int, errors: set[int]) -> bool
         ln = lines[i]
         return _DIGITS.sub("#", ln) if ln and i not in errors and _DIGITS.search(ln) else None
 
-    before = {shape(i) for i in range(max(0, at - PROGRESS_LINES), at)} - {None}
-    return bool(before) and any(shape(i) in before for i in range(at + 1, min(end, len(lines))))
+    window = range(max(0, at - PROGRESS_LINES), at)
+    before, copies = {shape(i) for i in window} - {None}, {lines[i] for i in window}
+    # An exact copy, numbers and all, is another rank's line (interleaved ranks), no step on.
+    return bool(before) and any(shape(i) in before and lines[i] not in copies
+                                for i in range(at + 1, min(end, len(lines))))

@@ -267,3 +267,19 @@ def test_a_tally_of_earlier_errors_names_no_cause(line):
 ])
 def test_a_missing_file_warned_of_or_gone_on_from_is_not_the_reason(stderr):
     assert _reason("", stderr) == "exit code 255: ERROR: solver diverged"
+
+
+@pytest.mark.parametrize("stdout, stderr, reason", [
+    ("rank 0 of 2: reading mesh.dat\nERROR: cannot open file 'mesh.dat': No such file or "
+     "directory\nrank 1 of 2: reading mesh.dat\nError: aborting the run\n", "",
+     "ERROR: cannot open file 'mesh.dat': No such file or directory"),
+    ("", "0: Setting up 4 blocks\n1: Setting up 4 blocks\n0: ERROR: could not open "
+     "restart.chk\n1: Setting up 4 blocks\n0: Error: aborting\n",
+     "ERROR: could not open restart.chk"),
+])
+def test_another_ranks_copy_of_a_line_is_no_step_on_from_a_missing_file(stdout, stderr, reason):
+    """s44 review R6: under several ranks, another rank's set-up line after the cause had read
+    as the program going on from it, and the generic abort won."""
+    from hpcds1mpi.measure.program_launch import reason_line
+
+    assert reason_line(stdout, stderr) == reason
