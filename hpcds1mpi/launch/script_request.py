@@ -270,7 +270,8 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
     if launch.kind == "mpi":
         from hpcds1mpi.launch.script_slot_fill import (every_slot, host_file_note,
                                                        host_list_ranks, per_socket_note,
-                                                       ranks_per_host, slot_fill)
+                                                       ranks_per_host, round_robin,
+                                                       slot_fill)
 
         per_socket_note(script, launch)
 
@@ -278,11 +279,13 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
         if ranks is None and (ranks := host_list_ranks(launch, per_node)):
             script.ntasks = ranks
             script.where("ranks", launch.options["host"].line)
-        per_node = ranks_per_host(launch, per_node)
+        per_node = ranks_per_host(launch, per_node, ranks, job[0])
         host_file_note(script, launch, per_node)
-        # -n alone: slots filled node after node (s40 tester A8)
+        # -n alone: slots filled node after node (s40 tester A8), or -rr's deal (s44 R5)
         if not per_node and ranks and (filled := (slot_fill(script, launch, ranks, *job)
-                                                  or every_slot(script, launch, ranks))):
+                                                  or every_slot(script, launch, ranks)
+                                                  or round_robin(script, launch, ranks,
+                                                                 job[0]))):
             per_node = filled[1]
     if per_node:
         script.ntasks_per_node = per_node

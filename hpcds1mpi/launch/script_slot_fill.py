@@ -117,14 +117,56 @@ def _fills_slots(launch: "Launch") -> bool:
     return policy in _FILLING
 
 
-def ranks_per_host(launch: "Launch", per_node: int | None) -> int | None:
+def ranks_per_host(launch: "Launch", per_node: int | None, ranks: int | None = None,
+                   nodes: int | None = None) -> int | None:
     """The ranks ``launch`` starts on each host by its own word: ``per_node`` (its ``-ppn``,
-    ``-npernode``, ``ppr:K:node``), 1 for ``--pernode`` and for Intel MPI's ``-rr`` (s44,
-    measured in a 2-node salloc of 2 tasks per node: ``-n 2`` and no ``-n`` run 1 + 1; the
-    launchers that stop at it are warned of: :mod:`~hpcds1mpi.launch.placement_spelling`);
-    None where it names none."""
-    one = launch.kind == "mpi" and ("pernode" in launch.options or "rr" in launch.options)
-    return per_node or (1 if one else None)
+    ``-npernode``, ``ppr:K:node``), 1 for ``--pernode`` and for Intel MPI's ``-rr`` where its
+    ``ranks`` (``-n``) are absent or no more than the hosts it deals them round (s44, measured
+    in a 2-node salloc of 2 tasks per node: ``-n 2`` and no ``-n`` run 1 + 1; more ranks:
+    :func:`round_robin`; the launchers that stop at it are warned of:
+    :mod:`~hpcds1mpi.launch.placement_spelling`); None where it names none."""
+    if per_node or launch.kind != "mpi":
+        return per_node
+    if "pernode" in launch.options:
+        return 1
+    if "rr" in launch.options:
+        hosts = _dealt_hosts(launch, nodes)
+        return 1 if ranks is None or hosts is None or ranks <= hosts else None
+    return None
+
+
+def _dealt_hosts(launch: "Launch", nodes: int | None) -> int | None:
+    """The hosts ``-rr`` deals ranks round: its host list's (a host named again once), else
+    the job's ``nodes``; None where not known (a variable in the list, no node count)."""
+    hosts = launch.options.get("host")
+    if hosts is None:
+        return nodes
+    items = _host_slots(hosts.value or "")
+    return len(_joined(items, anywhere=True)) if items else None
+
+
+def round_robin(script: "JobScript", launch: "Launch", ranks: int,
+                nodes: int | None) -> tuple[int, int] | None:
+    """(hosts, ranks on the fullest) of Intel MPI's ``-rr`` dealing more ``ranks`` than it
+    has hosts (its host list's, else the job's ``nodes``) round them again: Intel MPI's
+    ``mpiexec -n 4 -rr`` in a 2-node salloc runs 2 + 2 (measured, s44); it had been read as 4
+    nodes x 1 (s44 review R5). An uneven deal (``-n 3``: 2 + 1) is noted as read
+    approximately; None where it names no ``-rr`` or the hosts are not known."""
+    if launch.kind != "mpi" or "rr" not in launch.options:
+        return None
+    hosts = _dealt_hosts(launch, nodes)
+    if not hosts or ranks <= hosts:
+        return None
+    share, extra = divmod(ranks, hosts)
+    if extra:
+        counts = [share + 1] * extra + [share] * (hosts - extra)
+        over = "its host list's hosts" if "host" in launch.options else "the job's nodes"
+        script.note(f"line {launch.line}: {launch.launcher} -n {ranks} -rr deals its ranks round "
+                    f"{over}: {', '.join(map(str, counts))} on its {hosts}, an uneven layout, "
+                    "which a model of even layouts (nodes x ranks per node) reads only "
+                    f"approximately (as {hosts} x {share + 1}); give -n a multiple of {hosts} "
+                    "for an answer about what runs")
+    return hosts, share + (1 if extra else 0)
 
 
 def per_socket_note(script: "JobScript", launch: "Launch") -> None:

@@ -222,3 +222,32 @@ def test_a_host_file_under_ranks_per_node_of_the_launchs_own_is_counted_without_
     script = read_script(O4.replace("-n 2 ", "-n 2 -ppn 1 -f hf "))
     assert script.layout() == (2, 1, 1)
     assert not [n for n in script.notes if "the host file decides" in n]
+
+
+@pytest.mark.parametrize("options, layout", [
+    # Intel MPI's mpiexec (measured, s44, 2-node salloc of 2 tasks per node): -n 4 -rr runs
+    # 2 + 2, dealt round the job's nodes again; -n at most the nodes: one per node
+    ("-n 4 -rr", (2, 2, 1)), ("-rr -n 8", (2, 4, 1)), ("-n 2 -rr", (2, 1, 1)),
+    ("-rr", (2, 1, 1)), ("-n 1 -rr", (1, 1, 1)),
+    # round a host list's hosts, a host named again once
+    ("-n 6 -rr -hosts n1,n2,n3", (3, 2, 1)), ("-n 4 -rr -hosts n1,n2,n1", (2, 2, 1))])
+def test_rr_deals_more_ranks_than_nodes_round_the_nodes_again(options, layout):
+    """s44 review R5: `mpiexec -n 4 -rr` in a job of 2 nodes x 2 tasks was read as 4 nodes x
+    1 rank, more nodes than the job has, with no word."""
+    script = read_script(O4.replace("/tmp/s40/A/venv/bin/mpirun -n 2", f"mpiexec {options}"))
+    assert script.layout() == layout, options
+    assert not [n for n in script.notes if "uneven" in n], options
+
+
+@pytest.mark.parametrize("options, nodes, said", [
+    ("-n 3 -rr", 2, "line 6: mpiexec -n 3 -rr deals its ranks round the job's nodes: 2, 1 on "
+                    "its 2, an uneven layout, which a model of even layouts (nodes x ranks per "
+                    "node) reads only approximately (as 2 x 2); give -n a multiple of 2 for an "
+                    "answer about what runs"),
+    ("-n 5 -rr", 4, "2, 1, 1, 1 on its 4"),
+    ("-n 3 -rr -hosts n1,n2", 4, "round its host list's hosts: 2, 1 on its 2")])
+def test_an_uneven_rr_deal_is_said_read_approximately(options, nodes, said):
+    script = read_script(O4.replace("--nodes=2", f"--nodes={nodes}")
+                         .replace("/tmp/s40/A/venv/bin/mpirun -n 2", f"mpiexec {options}"))
+    assert script.layout() == (2 if nodes == 2 or "hosts" in options else nodes, 2, 1)
+    assert [n for n in script.notes if said in n], script.notes
