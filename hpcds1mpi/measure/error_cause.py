@@ -58,7 +58,8 @@ ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b
 #: skipped because of illegal input values." is no error. "too many errors" is a tally of the
 #: errors said before it, not their cause: yorick's "ERROR (VM idle or lost) ****ABORTING
 #: PARSE**** too many errors" had beaten its "SYNTAX: missing include file nofile.i" (s44 M2).
-REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?) at least \d+\b|"
+#: What is needed may be named: ScaLAPACK's "need TOTMEM of at least 4863400" (s44 M3).
+REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?)( \w+){0,2} at least \d+\b|"
                      r"\billegal (value|argument|parameter|option)\b|\billegal \w+ *[(=:]? *-?\d|"
                      r"\bout of (range|bounds)\b|"
                      r"\btoo (small|large|few|many)\b(?! (errors?|warnings?|failures?)\b)",

@@ -8,40 +8,35 @@ least 4863400", exit 0) as ``ok`` at the wall time of a program that did nothing
 ``recommend`` then answered ``auto`` for a size nothing can run (s44 tester M3).
 :func:`fom_miss_problem` fails such a launch where its output holds an error line as the
 sweep reads a failed launch's reason (``found["said"]``:
-:func:`~hpcds1mpi.measure.program_launch.reason_line`) that says an error
-(:data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`); a miss on a clean run stays ``ok``
-with its note.
+:func:`~hpcds1mpi.measure.program_launch.reason_line`) that names the cause
+(:func:`~hpcds1mpi.measure.error_cause.names_cause`: a refused input or layout, a missing file
+it names; not a warning, not a line the program went on from); any other miss stays ``ok``
+with its note (a line with an error word alone is no cause: s44 tester O8).
 """
 
 from __future__ import annotations
 
 import math
-import re
-
-#: A line that reports an error *quantity*, "Max abs error vs reference: 1.2e-15", "L2 error
-#: = 0.003": its only error word is "error", not the line's first word (an "Error: ..."
-#: message), followed on the line by a decimal number. Good runs print such lines (a check
-#: against a reference), so a wrong --fom-regex on one stays a note, not a failed run.
-_MEASURED_ERROR = re.compile(r"\berrors?\b[^0-9]*?[-+]?(\d*\.\d+|\d+\.\d*|\d+(?=[eE][-+]?\d))"
-                             r"([eE][-+]?\d+)?", re.IGNORECASE)
 
 
 def fom_miss_problem(readings, found: dict) -> str:
     """Why one launch (exit 0) is ``failed`` for its figure of merit: ``readings``' (the
     sweep's :class:`~hpcds1mpi.measure.readings.Readings`) ``--fom-regex`` matched nothing in
-    its output (``found``: its readings) and the program printed an error line, its reason;
-    "" otherwise (no ``--fom-regex``, a number read, a text matched that is no number: the
-    regex's group to fix, or no error line: the program did not print it this time)."""
+    its output (``found``: its readings) and the program printed a line naming the cause, its
+    reason; "" otherwise (no ``--fom-regex``, a number read, a text matched that is no number:
+    the regex's group to fix, or no such line)."""
+    from hpcds1mpi.measure.error_cause import names_cause
     from hpcds1mpi.measure.printable import clipped, printable
-    from hpcds1mpi.measure.program_launch import ERROR_WORDS
 
     if readings.fom is None or math.isfinite(found.get("fom", math.nan)) or \
             found.get("fom_text") is not None:
         return ""
     said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
-    words = {m.group(0).lower() for m in ERROR_WORDS.finditer(said)}
-    if not words or (words == {"error"} and not re.match(r"\W*error\b", said, re.IGNORECASE)
-                     and _MEASURED_ERROR.search(said)):
+    # Only a line that names why the work was not done (a refused input or layout, a missing
+    # file it names), never any line with an error word: good runs print "Residual error
+    # check: PASSED", "Number of failed tests: 0", "Failed to set CPU affinity, continuing"
+    # (s44 tester O8), and a wrong --fom-regex on them is the regex's note, not a failed run.
+    if not names_cause(said):
         return ""
     return (f"exit 0, but --fom-regex '{readings.fom.pattern}' matched no number in its "
             f"output; the program said: {clipped(said, 200)}")
