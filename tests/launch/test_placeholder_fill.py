@@ -33,3 +33,11 @@ def test_every_filled_text_takes_the_same_rule():
     assert readings.output_path("w", {"size": 20}).endswith("out.20.{size}")
     # a doubled placeholder is no slip of a placeholder's name
     assert program_note("./app {{rank}} {size}") is None
+
+
+def test_a_placeholder_in_tripled_braces_is_its_value_in_braces():
+    """s44 tester O7: ``{{{size}}}`` (a JSON or Lua input's ``n = {{{size}}}``) is ``{20}``, as
+    str.format writes it, and the size is used; it had read as the literal ``{{size}}``."""
+    assert fill("n = {{{size}}}", {"size": 20}) == "n = {20}" == "n = {{{size}}}".format(size=20)
+    assert uses("n = {{{size}}}", "size") and braced_words("{{{size}}} {{ranks}}") == ["size"]
+    assert fill("{{{other}}}", {"size": 20}) == "{{{other}}}"  # not ours: as written
