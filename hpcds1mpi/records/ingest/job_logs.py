@@ -247,7 +247,9 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
                                     "files are read")
             reports.append(exc.report)
             continue
-        frames.append(df.assign(_file=i))
+        # A requeued job's kept attempt's own Submit, for ordering it with other files'.
+        own = df["job_id"].astype(str).map(rep.attempt_submit_s) if len(df) else 0.0
+        frames.append(df.assign(_file=i, _attempt_s=own))
         reports.append(rep)
     if not frames:
         raise NoEndedJobs(f"{', '.join(str(p) for p in paths[:3])}: none of their jobs has "
@@ -258,7 +260,8 @@ def ingest(paths: list[str | Path], kind: str = "auto", procs_are: str = "auto")
     # another file lists ended: compared with the others' attempts, never kept (FY1's R1 left).
     unended = [_unended_frame(rep, i) for i, rep in enumerate(reports) if rep.unended]
     if len({*(f["_file"].iloc[0] for f in [*frames, *unended])}) == 1:
-        return frames[0].drop(columns="_file"), reports, notes  # each reader decides in a file
+        # Within a file each reader decides.
+        return frames[0].drop(columns=["_file", "_attempt_s"]), reports, notes
     forgeable = {i for i, (p, rep) in enumerate(zip(paths, reports))
                  if rep.kind == "sacct-p" and _last_column_forgeable(p)}
     table = keep_once(pd.concat([*frames, *unended], ignore_index=True),

@@ -69,9 +69,18 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     unshifted = table["_file"].map(offsets).fillna(0).where(
         table["_slurm"] & ~table["_file"].isin(shifted), 0)
     table["_submit"] = table["submit_time"] - pd.to_timedelta(unshifted, unit="s")
+    # An attempt's own Submit: a -D reader moved a requeued job's submit_time back to its
+    # first submission, which would order the job before its own re-run (s44 tester O5).
+    own = table["_attempt_s"].fillna(0) if "_attempt_s" in table else 0.0
+    table["_attempt"] = table["_submit"] + pd.to_timedelta(own, unit="s")
     key = ["_key", "_job", "_submit", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
+    # A line not ended that another file lists ended (by the attempt's own Submit) is that
+    # attempt seen before it ended: dropped silently, as a copy.
+    attempt = ["_key", "_job", "_attempt", "_slurm"]
+    dup |= (table["_unended"] & table.duplicated(subset=attempt)
+            & ~table.duplicated(subset=[*attempt, "_file"]))
     if (dup & ~table["_unended"]).any():
         notes["same job in several files, kept once (sacct -P preferred, then the copy with "
               "the most fields known)"] = int((dup & ~table["_unended"]).sum())
@@ -95,7 +104,8 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
         table["job_id"] = named.where(named.notna(), table["job_id"].astype("string"))
     qualify_shared(table, table["_slurm"], table["_key"], notes)
     return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job", "_key",
-                               "_unended"]).sort_index()
+                               "_unended", "_attempt", "_attempt_s"],
+                      errors="ignore").sort_index()
 
 
 def _slurm_numbers(table):
@@ -258,7 +268,9 @@ def _last_attempts(table, notes: Counter):
     several = slurm.groupby("_job")["_file"].transform("nunique").gt(1)
     if not several.any():
         return table
-    rows = slurm[several].sort_values(["_submit", "start_time"], kind="stable",
+    # By each attempt's own Submit (a requeue resets it), then Start; of two copies of one
+    # attempt, the one whose submit_time is the job's first submission first.
+    rows = slurm[several].sort_values(["_attempt", "start_time", "_submit"], kind="stable",
                                       na_position="first")
     again = set(rows.drop_duplicates(subset="_job", keep="last").query("_unended")["_job"])
     if again:  # FY1 (s44): the ended attempt of an older export had been kept as the job

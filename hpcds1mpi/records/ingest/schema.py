@@ -97,6 +97,10 @@ class FileReport:
     #: Slurm job lines not ended (running, pending, requeued), as :func:`.requeue_attempts.
     #: unended_attempt` gives them: across files such an attempt may be a job's newest.
     unended: list[dict] = field(default_factory=list)
+    #: Per job id, seconds from a requeued job's ``submit_time`` (moved back to its first
+    #: submission) to its kept attempt's own Submit: across files attempts are ordered by
+    #: their own times (s44 tester O5).
+    attempt_submit_s: dict[str, float] = field(default_factory=dict)
 
     def lines(self) -> list[str]:
         """Human-readable summary: one line, then one line per reason."""

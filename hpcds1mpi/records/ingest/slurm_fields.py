@@ -306,6 +306,7 @@ def keep_first_submit(row: dict, submit, first_start, report: FileReport) -> Non
     if submit is None or row.get("submit_time") is None or not submit < row["submit_time"]:
         return
     start = first_start if first_start is not None else row.get("start_time")
+    report.attempt_submit_s[row["job_id"]] = (row["submit_time"] - submit).total_seconds()
     row["submit_time"] = submit
     row["wait_s"] = (start - submit).total_seconds() if start is not None else None
     report.notes[FIRST_SUBMIT] += 1

@@ -328,3 +328,31 @@ def test_a_jobid_only_export_beside_a_jobidraw_only_one_says_it_may_count_jobs_t
     # An export giving both ids ties them: 5 jobs, nothing to say.
     table, _, notes = ingest([jobid, raw, both])
     assert len(table) == 5 and ID_FORMS_NOT_TIED not in notes
+
+
+#: s44 tester O5's real test-Slurm exports of one requeued job (56620548, ``sbatch --requeue``,
+#: ``scontrol requeue`` 3 s in), ``sacct -D -X -P`` while its re-run pended, then ``sacct -D
+#: -X -P`` and ``sacct -D -X --json`` after it completed (6 s); kept from /tmp/s44/O/ing.
+PENDING_D, COMPLETED_D, COMPLETED_D_JSON = (
+    EXPORTS / f"s44-requeued-{name}" for name in ("pending-D-P.txt", "completed-D-P.txt",
+                                                  "completed-D.json"))
+
+
+@pytest.mark.parametrize("completed", [COMPLETED_D, COMPLETED_D_JSON])
+@pytest.mark.parametrize("pending_first", [True, False])
+@pytest.mark.parametrize("others", [False, True])
+def test_a_requeued_job_seen_pending_in_an_older_D_export_is_read_completed_from_a_newer(
+        completed, pending_first, others):
+    """O5 (s44): the -D reader moves the kept attempt's submit_time back to the job's first
+    submission, so the older export's PENDING line of that very attempt sorted as the newest:
+    the completed job was dropped ("no job left", or beside other jobs silently, under a note
+    that it runs or pends again). Attempts are now ordered by their own Submit."""
+    files = [PENDING_D, completed] if pending_first else [completed, PENDING_D]
+    table, _, notes = ingest([*files, UTC_P] if others else files)
+    assert len(table) == (4 if others else 1)
+    job = table.set_index("job_id").loc["56620548"]
+    assert job["status"] == "ok" and job["runtime_s"] == 6
+    # Still the job's first submission and the wait before its first start, as -D alone.
+    assert job["submit_time"] == pd.Timestamp("2026-12-07 06:03:01") and job["wait_s"] == 0
+    assert REQUEUED_AGAIN_ELSEWHERE not in notes
+    assert not any(k.startswith("same job in several files") for k in notes)
