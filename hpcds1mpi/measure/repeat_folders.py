@@ -10,29 +10,32 @@ MPI's banner as its reason (A3).
 **Told** (:func:`collision`), for any program: a later launch that printed error lines the
 configuration's first ``ok`` launch did not (numbers aside), where the first created entries in
 the folder (:func:`entries` before and after it) and the later launch either names one of them,
-says a thing already exists (:data:`~.argument_files.EXISTING`) or ran
-:data:`SHORTER` times shorter than the first: a launch that failed (or exited 0 with its error
-said) only because it was not the first. So is a later launch that **skipped the work** without
-an error word: GARLI's repeat 2 said "It appears that run 0 was completed in a previous MPI
-invocation. Run 0 will not be re-run unless the hidden file ".d-lock0" ... are deleted", exited
-0 in 0.4 s after repeat 1's 10.6 s, and the median recorded was the empty launches' (s42 tester
-E2). Told (:func:`skipped_work`) where the later launch printed lines the first did not and
-either one of them names an entry the first created (or says a thing exists) while it ran
-:data:`SHORTER` times shorter or printed that many times less, or it ran :data:`SKIPPED` times
-shorter whatever its new lines say. A cold start is no such thing: its output is the same, and
-of 192 program configurations swept on this machine (NWChem, PhyML, MPB, Python and C programs;
-launch walls) the first launch took at most 1.6x the longest later one, where the programs that
-skipped their work took 11-51x (Ray, ABySS, GARLI at 1 rank). Where no line shows it, a launch
-:data:`SKIPPED` times the median of the others is noted (:func:`outlier_note`).
+says a thing already exists (:data:`~.argument_files.EXISTING`) or ran :data:`SHORTER` times
+shorter than the first: a launch that failed (or exited 0 with its error said) only because it
+was not the first. So is a later launch that **skipped the work** without an error word: GARLI's
+repeat 2 said "It appears that run 0 was completed in a previous MPI invocation. Run 0 will not
+be re-run unless the hidden file ".d-lock0" ... are deleted", exited 0 in 0.4 s after repeat 1's
+10.6 s, and the median recorded was the empty launches' (s42 tester E2). Told
+(:func:`skipped_work`) where the later launch printed lines the first did not and either one of
+them names an entry the first created (or says a thing exists) while it ran :data:`SHORTER`
+times shorter or printed that many times less (or timed, by its own ``--time-regex`` time, less
+than the first's over :data:`COLD`: a restart from a checkpoint), or it ran :data:`SKIPPED`
+times shorter whatever its new lines say. A cold start is no such thing: its output is the same,
+and of 192 program configurations swept on this machine (NWChem, PhyML, MPB, Python and C
+programs; launch walls) the first launch took at most 1.6x the longest later one, where the
+programs that skipped their work took 11-51x (Ray, ABySS, GARLI at 1 rank). Where no line shows
+it, a launch :data:`SKIPPED` times the median of the others is noted (:func:`outlier_note`).
 
 Neither shorter-time rule (new error lines, skipped work) holds against a later launch whose own
 output **proves it ran** (:func:`ran_its_work`): it was ``ok`` and printed the program's own time
-(``--time-regex``, read from what that launch wrote), not :data:`SHORTER` times shorter than the
-first's, and every other reading the first printed. Its first launch was slower for a reason
-outside the program's timed work: a cache or table it built once, a cold file cache (s44: a
-program that built its tables in 2 s had every repeat run cold in a fresh folder, 2.35 s a
-launch for 0.29 s). A figure of merit alone proves nothing (a program that resumes prints its
-stored result), nor does the wall time; a later launch naming what the first made in an error
+(``--time-regex``, read from what that launch wrote) within a cold start's band (:data:`COLD`)
+of the first's, and every other reading the first printed. Its first launch was slower for a
+reason outside the program's timed work: a cache or table it built once, a cold file cache
+(s44: a program that built its tables in 2 s had every repeat run cold in a fresh folder, 2.35
+s a launch for 0.29 s). The band is the cold start's, not :data:`SHORTER`: a program restarting
+from a periodic checkpoint times only what is left (40 % of the work in 0.4x the time had been
+measured as a full run, s44 review R1). A figure of merit alone proves nothing (a program that
+resumes prints its stored result), nor does the wall time; a later launch naming what the first made in an error
 line, or saying a thing exists, still collides.
 
 **Then** that launch is not measured: it, and every repeat after it, runs again, each in a
@@ -66,6 +69,10 @@ SHORTER = 3.0
 #: a skipped job's (11x and up). Also how many times the median of the others a launch the
 #: sweep notes took (:func:`outlier_note`).
 SKIPPED = 5.0
+#: How many times a later launch's own time a cold first launch's took at most (192
+#: configurations, see the module): a later launch timing less than the first's / COLD did not
+#: do the first's work (a checkpoint restart), whatever else it printed.
+COLD = 1.6
 #: Words of a program that found its work done, to pick the line that says so.
 _DONE = re.compile(r"\b(previous(ly)?|already|skip\w*|resum\w*|restart\w*|complete[ds]?|"
                    r"up[- ]to[- ]date|nothing to do|re-?run|exists?)\b", re.IGNORECASE)
@@ -121,13 +128,13 @@ def _new_lines(first: dict, later: dict) -> list[str]:
 
 def ran_its_work(first: dict, later: dict) -> bool:
     """Whether ``later`` (an ``ok`` launch after ``first``) printed the program's own time,
-    not :data:`SHORTER` times shorter than ``first``'s, and every reading ``first`` printed
+    no shorter than ``first``'s over :data:`COLD`, and every reading ``first`` printed
     (``found``: the readings of that launch's own output), so it did the work ``first`` did."""
     import math
 
     was, now = first.get("found") or {}, later.get("found") or {}
     time, then = now.get("time", math.nan), was.get("time", math.nan)
-    if not (time > 0 and then > 0) or SHORTER * time < then:
+    if not (time > 0 and then > 0) or COLD * time < then:
         return False
     return all(math.isfinite(now.get(name, math.nan)) for name in ("fom", "ranks")
                if math.isfinite(was.get(name, math.nan)))
@@ -136,6 +143,8 @@ def ran_its_work(first: dict, later: dict) -> bool:
 def skipped_work(first: dict, later: dict, created: set[str]) -> str:
     """The line of ``later`` (see :func:`collision`) that shows it skipped the work ``first``
     did, with no error word (see the module); "" when none does."""
+    import math
+
     from hpcds1mpi.measure.argument_files import EXISTING, _names
 
     if not created or not (new := _new_lines(first, later)):
@@ -144,7 +153,9 @@ def skipped_work(first: dict, later: dict, created: set[str]) -> str:
     def size(result):
         return len(result["stdout"]) + len(result["stderr"])
 
-    less = first["wall_s"] > SHORTER * later["wall_s"] or size(first) > SHORTER * size(later)
+    then, time = ((result.get("found") or {}).get("time", math.nan) for result in (first, later))
+    less = (first["wall_s"] > SHORTER * later["wall_s"] or size(first) > SHORTER * size(later)
+            or then > COLD * time)  # NaN where either printed no own time: compares False
     named = [ln for ln in new if EXISTING.search(ln) or any(_names(ln, n) for n in created)]
     if named and less:
         return next((ln for ln in named if _DONE.search(ln)), named[0])

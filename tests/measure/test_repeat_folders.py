@@ -238,3 +238,48 @@ def test_a_sweep_measures_a_program_whose_first_launch_builds_a_cache_in_its_fol
     row = telemetry.read_runs(out).iloc[0]
     # before: every repeat ran cold in a fresh folder, elapsed ~1.7 s a launch
     assert row.status == "ok" and row.repeats == 3 and row.elapsed_s < 1.0, row
+
+
+# s44 review R1: a program that checkpoints at step 60 of 100 and restarts from it: a rerun
+# times the 40 steps left, 0.4x the first's time, far outside a cold start's band (1.6x).
+RESUMED_1 = _timed("Starting a new run\nstep 100 energy -1.2345\nLoop time: 1.315\n", 1.35,
+                   1.315)
+RESUMED_2 = _timed("Restarting from state.chk at step 60\nstep 100 energy -1.2345\n"
+                   "Loop time: 0.488\n", 0.52, 0.488)
+
+
+def test_a_restart_timing_part_of_the_work_proves_nothing_and_collides(tmp_path):
+    from hpcds1mpi.measure.repeat_folders import COLD, ran_its_work
+
+    assert not ran_its_work(RESUMED_1, RESUMED_2)
+    folders = RepeatFolders(str(tmp_path))
+    folders.first, folders.created = RESUMED_1, {"state.chk"}
+    assert folders.again(RESUMED_2, "ok") and folders.fresh
+    # a later launch within the cold start's band still proves it ran
+    band = {**RESUMED_2, "found": {"time": RESUMED_1["found"]["time"] / COLD}}
+    assert ran_its_work(RESUMED_1, band)
+
+
+RESUMING = """#!/bin/sh
+if [ -e state.chk ]; then echo "Restarting from state.chk at step 60"; from=60
+else echo "Starting a new run"; from=0; fi
+i=$from; while [ $i -lt 100 ]; do sleep 0.01; i=$((i+1))
+  [ $i -eq 60 ] && echo ok > state.chk; done
+n=$((100 - from)); printf 'Loop time: %d.%02d\n' $((n / 100)) $((n % 100))
+"""
+
+
+@pytest.mark.mpi
+def test_a_sweep_measures_a_program_restarting_from_its_checkpoint_in_fresh_folders(tmp_path):
+    program = tmp_path / "resume.sh"
+    program.write_text(RESUMING)
+    program.chmod(0o755)
+    out = tmp_path / "r.h5"
+    proc = run_cli(["sweep", "--command", f"{program}", "--label", "resume", "--sizes", "1",
+                    "--ranks-per-node", "1", "--min-time", "0", "--no-progress", "--time-regex",
+                    r"Loop time: ([0-9.]+)", "--out", str(out)], timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "launch 2 said 'Restarting from state.chk at step 60'" in proc.stderr, proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    # before: no note, runtime_s 0.4, the restarts' time
+    assert row.status == "ok" and row.runtime_s == pytest.approx(1.0), row
