@@ -27,16 +27,17 @@ programs that skipped their work took 11-51x (Ray, ABySS, GARLI at 1 rank). Wher
 it, a launch :data:`SKIPPED` times the median of the others is noted (:func:`outlier_note`).
 
 Neither shorter-time rule (new error lines, skipped work) holds against a later launch whose own
-output **proves it ran** (:func:`ran_its_work`): it was ``ok`` and printed the program's own time
-(``--time-regex``, read from what that launch wrote) within a cold start's band (:data:`COLD`)
-of the first's, and every other reading the first printed. Its first launch was slower for a
-reason outside the program's timed work: a cache or table it built once, a cold file cache
-(s44: a program that built its tables in 2 s had every repeat run cold in a fresh folder, 2.35
-s a launch for 0.29 s). The band is the cold start's, not :data:`SHORTER`: a program restarting
-from a periodic checkpoint times only what is left (40 % of the work in 0.4x the time had been
-measured as a full run, s44 review R1). A figure of merit alone proves nothing (a program that
-resumes prints its stored result), nor does the wall time; a later launch naming what the first made in an error
-line, or saying a thing exists, still collides.
+output **proves it ran** (:func:`ran_its_work`): it was ``ok`` and printed the program's own
+time (``--time-regex``, read from what that launch wrote) within a cold start's band
+(:data:`COLD`) of the first's, inside its own wall time (a stored time reprinted can be longer),
+and every other reading the first printed. Its first launch was slower for a reason outside the
+program's timed work: a cache or table it built once, a cold file cache (s44: a program that
+built its tables in 2 s had every repeat run cold in a fresh folder, 2.35 s a launch for 0.29
+s). The band is the cold start's, not :data:`SHORTER`: a program restarting from a periodic
+checkpoint times only what is left (40 % of the work in 0.4x the time had been measured as a
+full run, s44 review R1). A figure of merit alone proves nothing (a program that resumes prints
+its stored result), nor does the wall time; a later launch naming what the first made in an
+error line, or saying a thing exists, still collides.
 
 **Then** that launch is not measured: it, and every repeat after it, runs again, each in a
 fresh folder of its own (:meth:`RepeatFolders.folder`) that holds a link to every entry the
@@ -128,13 +129,15 @@ def _new_lines(first: dict, later: dict) -> list[str]:
 
 def ran_its_work(first: dict, later: dict) -> bool:
     """Whether ``later`` (an ``ok`` launch after ``first``) printed the program's own time,
-    no shorter than ``first``'s over :data:`COLD`, and every reading ``first`` printed
-    (``found``: the readings of that launch's own output), so it did the work ``first`` did."""
+    no shorter than ``first``'s over :data:`COLD` and no longer than its own wall time, and
+    every reading ``first`` printed (``found``: the readings of that launch's own output), so it
+    did the work ``first`` did. A time over the wall, which the sweep lets through within two
+    clocks' slack, may be a stored one reprinted (s44 review R7)."""
     import math
 
     was, now = first.get("found") or {}, later.get("found") or {}
     time, then = now.get("time", math.nan), was.get("time", math.nan)
-    if not (time > 0 and then > 0) or COLD * time < then:
+    if not (time > 0 and then > 0) or COLD * time < then or time > later["wall_s"]:
         return False
     return all(math.isfinite(now.get(name, math.nan)) for name in ("fom", "ranks")
                if math.isfinite(was.get(name, math.nan)))

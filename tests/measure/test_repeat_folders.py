@@ -203,17 +203,39 @@ def test_a_later_launch_whose_own_time_shows_it_ran_is_no_collision():
     assert collision(TABLES_1, failed, {"tables.bin"}, ran=True) == "error: tables.bin is locked"
 
 
-def test_a_launch_that_reprints_the_first_ones_time_is_not_ok_and_proves_nothing(tmp_path):
+def _judged(tmp_path, stdout: str, wall: float) -> tuple[dict, str]:
+    """A launch of ``stdout`` in ``wall`` s, read and given its status as the sweep does
+    (:meth:`Readings.scan`, :meth:`Readings.time_problem`)."""
+    from hpcds1mpi.measure.readings import Readings
+
+    readings = Readings.of(time_regex=r"compute time: ([0-9.]+)")
+    (tmp_path / "out").write_bytes(stdout.encode())
+    (tmp_path / "err").write_bytes(b"")
+    with open(tmp_path / "out", "rb") as out, open(tmp_path / "err", "rb") as err:
+        found = readings.scan([out, err])
+    status = "failed" if readings.time_problem(found, wall) else "ok"
+    return {**_launch(stdout, wall), "found": found}, status
+
+
+REPRINT = "run 0 was completed in a previous invocation\ncompute time: 0.100 s\n"
+
+
+@pytest.mark.parametrize("wall", [0.01, 0.06])  # the sweep fails it; the sweep lets it through
+def test_a_launch_that_reprints_the_first_ones_time_in_less_wall_proves_nothing(tmp_path, wall):
+    first, status = _judged(tmp_path, TABLES_1["stdout"], 2.25)
+    assert status == "ok"
     folders = RepeatFolders(str(tmp_path))
-    (tmp_path / "tables.bin").write_text("t")
-    folders.again(TABLES_1, "ok")
+    folders.again(first, status)
     folders.created = {"tables.bin"}
-    # GARLI-like: skipped, printed the stored 0.1 s in 0.01 s: the time check fails it
-    stored = {**TABLES_2, "wall_s": 0.01}
-    assert folders.again(stored, "failed") and folders.fresh
+    # GARLI-like: skipped its work and reprinted the stored 0.100 s in a shorter launch
+    stored, status = _judged(tmp_path, REPRINT, wall)
+    assert status == ("failed" if wall < 0.05 else "ok")  # within two clocks' slack: ok
+    assert folders.again(stored, status) and folders.fresh
+    # a launch that did the work, its own time inside its wall: no collision
     folders = RepeatFolders(str(tmp_path))
-    folders.first, folders.created = TABLES_1, {"tables.bin"}
-    assert not folders.again(TABLES_2, "ok") and not folders.fresh
+    folders.first, folders.created = first, {"tables.bin"}
+    later, status = _judged(tmp_path, TABLES_2["stdout"], 0.22)
+    assert not folders.again(later, status) and not folders.fresh
 
 
 COLD_FIRST = """#!/bin/sh
@@ -256,7 +278,7 @@ def test_a_restart_timing_part_of_the_work_proves_nothing_and_collides(tmp_path)
     folders.first, folders.created = RESUMED_1, {"state.chk"}
     assert folders.again(RESUMED_2, "ok") and folders.fresh
     # a later launch within the cold start's band still proves it ran
-    band = {**RESUMED_2, "found": {"time": RESUMED_1["found"]["time"] / COLD}}
+    band = {**RESUMED_2, "wall_s": 0.9, "found": {"time": RESUMED_1["found"]["time"] / COLD}}
     assert ran_its_work(RESUMED_1, band)
 
 
