@@ -239,7 +239,6 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         choice = LaunchChoice.of(launcher=launcher, mpi=mpi_plugin, mpiexec=mpiexec_path,
                                  launcher_args=launcher_args, cluster_file=cluster_file,
                                  partition=partition, program=split_command(program) or None)
-        refuse_unused_plugin(mpi_plugin, choice.started_by(launcher))  # s44
         if choice.said:
             click.echo(f"note: {choice.said}", err=True)
         if plan.cap_note:  # --min-time alone lifted the cap (s38 tester B6)
@@ -248,6 +247,8 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             say()
             _print_list(plan, None, program=True)
             return
+        # after --list: a dry run typed on a login node is not where the sweep will run (R2)
+        refuse_unused_plugin(mpi_plugin, choice.started_by(launcher))  # s44
         summary = external.run_external(
             plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
             setup=setup,

@@ -521,3 +521,20 @@ def test_a_resume_without_label_keeps_the_label_its_file_ran_the_command_under(t
     assert "workload label 'external', as " in proc.stderr and "(nothing new; 1 already done)" in \
         proc.stderr, proc.stderr
     assert _workloads(tmp_path / "app.h5") == {"external"}
+
+
+def test_a_listing_with_mpi_outside_an_allocation_lists_and_a_real_sweep_refuses(tmp_path):
+    """s44 review R2: `--mpi pmix --list` typed on a login node (no allocation: mpiexec would
+    start the ranks there) had exited 2; the dry run is not where the sweep will run."""
+    from tests.helpers import error_lines, run_cli
+
+    env = {k: "" for k in os.environ if k.startswith("SLURM_")}
+    argv = ["sweep", "--command", "/bin/echo hi", "--sizes", "1", "--ranks-per-node", "1",
+            "--mpi", "pmix", "--out", str(tmp_path / "l.h5"), "--no-progress"]
+    listed = run_cli([*argv, "--list"], env=env, timeout=120, cwd=tmp_path)
+    assert listed.returncode == 0 and "echo: 1 configurations" in listed.stdout, listed.stderr
+    swept = run_cli(argv, env=env, timeout=120, cwd=tmp_path)
+    assert swept.returncode == 2, swept.stderr
+    (line,) = error_lines(swept.stderr)
+    assert "outside a Slurm allocation mpiexec starts the ranks" in line
+    assert not (tmp_path / "l.h5").exists()
