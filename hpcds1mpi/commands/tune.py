@@ -226,7 +226,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         for line in said:  # a label kept from --out or --model, as sweep says it (F7)
             click.echo(f"tune: {line}", err=True)
 
-    if submit:
+    if submit:  # refused here, not in the job it would fail (s44 review R3)
+        from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
+
+        refuse_unused_plugin(mpi_plugin, launcher, choice, "srun")  # the job's default
         from hpcds1mpi.cluster import resolve_cluster
         from hpcds1mpi.commands.tune_submit import submit as sbatch, tune_args
 
@@ -242,9 +245,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     if in_process and program is not None:
         raise ConfigError("--program is launched once per configuration: run tune itself "
                           "without mpiexec/srun, inside the allocation")
-    from hpcds1mpi.launch.preflight import refuse_unused_plugin
-
     if in_process:  # the ranks are the launched tune's (s44)
+        from hpcds1mpi.launch.preflight import refuse_unused_plugin
+
         refuse_unused_plugin(mpi_plugin, "the launcher that started tune")
     if not in_process:  # a stop says what is kept; the trial's launch ends too (s33 tester C6)
         from hpcds1mpi.commands.tune_stop import stop_cleanly
@@ -284,9 +287,9 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                 check_kernel_plugin(mpi_plugin)
         elif choice is None or choice.mpiexec is None:
             launchers.mpiexec_path()  # LaunchError when there is none
-        if kind != "srun":  # s44: had been dropped silently
-            refuse_unused_plugin(mpi_plugin, "--launcher mpiexec" if launcher == "mpiexec"
-                                 else choice.started_by(launcher) if choice else kind)
+        from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
+
+        refuse_unused_plugin(mpi_plugin, launcher, choice, kind)  # s44: had been dropped
         if choice is not None:
             import dataclasses
 

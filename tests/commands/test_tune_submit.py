@@ -158,3 +158,22 @@ def test_submit_with_no_cluster_file_names_no_partition_and_sbatch_takes_it(tmp_
     test_only = slurm.cmd(["sbatch", "--test-only", "submitted.sbatch"], check=False,
                           cwd=tmp_path)  # the real sbatch accepts it (submits nothing)
     assert test_only.returncode == 0, test_only.stderr
+
+
+def test_submit_refuses_mpi_under_launcher_mpiexec_before_sbatch(tmp_path):
+    """s44 review R3: `--submit --launcher mpiexec --mpi pmix` was submitted and the job
+    failed on the refusal; now refused before sbatch. Under srun (the job's) it is submitted."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    env = _fake_sbatch(tmp_path)
+    argv = [hpcds1mpi_exe(), "tune", "--kernel", "gemm", "--size", "64", "--out", "t.h5",
+            "--cluster", "c.toml", "--budget", "2", "--submit", "--mpi", "pmix"]
+    res = subprocess.run([*argv, "--launcher", "mpiexec"], capture_output=True, text=True,
+                         timeout=60, env=env, cwd=tmp_path)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    assert res.stderr.strip().count("\n") == 0, res.stderr
+    assert "--mpi pmix is srun's PMI plugin and has no effect here: --launcher mpiexec" \
+        in res.stderr
+    assert not (tmp_path / "submitted.sbatch").exists() and not (tmp_path / "t.h5").exists()
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env,
+                         cwd=tmp_path)
+    assert res.returncode == 0 and "submitted tune as Slurm job 4242" in res.stdout, res.stderr
