@@ -26,11 +26,14 @@ measurement's, not the program's: the failure evidence
 * A program's limit is its launch's wall time; where its ``runtime_s`` is its own reported
   time (``--time-regex``), that clock is shorter by what the launch spends outside the
   program's timer (start-up, input, output), so the limit less the most its ``ok`` runs of
-  the same configuration on that hardware spent so (``elapsed_s - runtime_s``) bounds it,
-  and where no such run is known nothing does (s44: a program with 0.6 s of start-up outside
-  its timer, timed out at 1.3 s at size 8, was predicted 1.3 s there, in its own clock, where
-  it takes 0.8 s; now at least 0.59 s, its launches' 0.71 s outside the timer taken off).
-  :data:`TIMED_OUT_CLOCK` says which clock the bound is in.
+  the same configuration on that hardware spent so (``elapsed_s - runtime_s``) bounds it
+  (s44: a program with 0.6 s of start-up outside its timer, timed out at 1.3 s at size 8, was
+  predicted 1.3 s there, in its own clock, where it takes 0.8 s; now at least 0.59 s, its
+  launches' 0.71 s outside the timer taken off). Where that configuration never ran ok, the
+  most the workload's other ok runs there spent so (at that size where any ran ok, else at any
+  size) is taken off, and where none did the limit stands (s44 review R4: such a layout had
+  no bound, and one that timed out at 2 s was predicted 0.92 s at that very size).
+  :data:`TIMED_OUT_CLOCK` says how much was taken off, :data:`TIMED_OUT_FROM` whose runs said.
 * :func:`timed_out_said` / :func:`timed_out_note`: what those runs were, in words that name
   the limit ("timed out at 2 s (the sweep's --timeout) at size 16000, 32000: ...").
 """
@@ -51,6 +54,11 @@ TIMED_OUT_AFTER = "timed_out_after_s"
 #: Column: the time outside the program's own timer (s) taken off the limit to bound it in
 #: the program's clock (0: the limit is in the runtime's clock); NaN where not bounded.
 TIMED_OUT_CLOCK = "timed_out_outside_s"
+#: Column: whose ok runs gave :data:`TIMED_OUT_CLOCK`: :data:`LAYOUT`, :data:`WORKLOAD`, or
+#: :data:`NO_RUN` (the program's own clock, but no ok run said it: the limit stands); "" where
+#: the limit is in the runtime's clock.
+TIMED_OUT_FROM = "timed_out_outside_from"
+LAYOUT, WORKLOAD, NO_RUN = "layout", "workload", "none"
 #: The limit as the sweep words a timeout ("no exit within the 2 s timeout; killed", "no result
 #: within the 30 s timeout; ..."): the run's own time is the fallback.
 _LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
@@ -64,7 +72,8 @@ _CUT_SHORT = re.compile(r"repeat it cut short had run ([0-9.]+(?:e[+-]?[0-9]+)?)
 def timed_out_runs(bundle, workload: str) -> dict:
     """partition -> (configuration codes, sizes, limits in s (NaN: unknown), the lower bounds
     they give one run in s (NaN: none), ok codes' sizes as ``(codes, sizes)``, the time each
-    bound leaves out of its limit, the launch's outside the program's own timer, in s) of
+    bound leaves out of its limit, the launch's outside the program's own timer, in s, and
+    whose runs said it (:data:`TIMED_OUT_FROM`)) of
     ``workload``'s timed-out training rows, read once per bundle and workload; ``{}`` where
     none timed out."""
     from hpcds1mpi.decide import bundle_cache
@@ -95,15 +104,27 @@ def _read(bundle, workload: str) -> dict:
     for part in np.unique(partitions[status == TIMEOUT]).tolist():
         on, ok = partitions == part, status == "ok"
         late = np.flatnonzero(on & (status == TIMEOUT))
-        taken = np.zeros(len(late))
+        taken, whence = np.zeros(len(late)), np.full(len(late), "", dtype=object)
         for i, row in enumerate(late.tolist()):
             if clock is not None and clock[0][row]:  # its runtime is the program's own time
-                spent = clock[1][on & ok & (codes == codes[row])]
-                spent = spent[np.isfinite(spent)]
-                taken[i] = max(float(spent.max()), 0.0) if len(spent) else np.nan
+                taken[i], whence[i] = _outside(clock[1], on & ok, codes == codes[row],
+                                               sizes == sizes[row])
         out[part] = (codes[late], sizes[late], limits[late], bounds[late] - taken,
-                     (codes[on & ok], sizes[on & ok]), taken)
+                     (codes[on & ok], sizes[on & ok]), taken, whence)
     return out
+
+
+def _outside(spent: np.ndarray, ok: np.ndarray, layout: np.ndarray, size: np.ndarray
+             ) -> tuple[float, str]:
+    """The most time outside the program's timer (``spent``) of the ``ok`` runs of the
+    ``layout``, else of the workload's other layouts at that ``size``, else at any size, and
+    whose they were; ``(0, NO_RUN)`` where no ok run says it: the limit stands (module)."""
+    for rows, whence in ((ok & layout, LAYOUT), (ok & size, WORKLOAD), (ok, WORKLOAD)):
+        known = spent[rows]
+        known = known[np.isfinite(known)]
+        if len(known):
+            return max(float(known.max()), 0.0), whence
+    return 0.0, NO_RUN
 
 
 def _own_clock(bundle, ours: np.ndarray, total: int) -> tuple | None:
@@ -165,6 +186,7 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
     n = len(np.asarray(cols["nodes"]))
     text, after, outside = np.full(n, "", dtype=object), np.full(n, np.nan), np.full(n, np.nan)
     cols[TIMED_OUT_SIZES], cols[TIMED_OUT_AFTER], cols[TIMED_OUT_CLOCK] = text, after, outside
+    cols[TIMED_OUT_FROM] = whose = np.full(n, "", dtype=object)
     runs = timed_out_runs(bundle, workload)
     if not runs:
         return
@@ -174,13 +196,14 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
         name = (trained or {}).get(part, part)
         if name is None or name not in runs:
             continue
-        late_codes, late_sizes, limits, bounds, (ok_codes, ok_sizes), taken = runs[name]
+        late_codes, late_sizes, limits, bounds, (ok_codes, ok_sizes), taken, whence = runs[name]
         on = np.flatnonzero((partitions == part) & np.isin(find(), late_codes))
         for code in np.unique(find()[on]).tolist():
             rows, mine = on[find()[on] == code], late_codes == code
             text[rows] = _sizes_limits(late_sizes[mine], limits[mine])
-            after[rows], outside[rows] = _bound(late_sizes[mine], bounds[mine], taken[mine],
-                                                ok_sizes[ok_codes == code], float(size))
+            after[rows], outside[rows], whose[rows] = _bound(
+                late_sizes[mine], bounds[mine], taken[mine], whence[mine],
+                ok_sizes[ok_codes == code], float(size))
     bounded = np.flatnonzero(np.isfinite(after))
     if len(bounded):
         for col in ("runtime_s", "runtime_lo", "runtime_hi"):
@@ -190,17 +213,18 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
             cols[col] = values
 
 
-def _bound(sizes: np.ndarray, limits: np.ndarray, taken: np.ndarray, ok_sizes: np.ndarray,
-           size: float) -> tuple[float, float]:
-    """The largest bound (``limits``: what each gives one run, ``taken`` off its limit) of the
-    runs timed out at a size up to ``size`` with no ok run from that size to ``size``, and
-    what it took off; NaN, NaN where none (a bound of 0 s or less is none)."""
+def _bound(sizes: np.ndarray, limits: np.ndarray, taken: np.ndarray, whence: np.ndarray,
+           ok_sizes: np.ndarray, size: float) -> tuple[float, float, str]:
+    """The largest bound (``limits``: what each gives one run, ``taken`` off its limit, as
+    ``whence`` says) of the runs timed out at a size up to ``size`` with no ok run from that
+    size to ``size``, what it took off and whose runs said so; NaN, NaN, "" where none (a
+    bound of 0 s or less is none)."""
     at_or_below = (sizes <= size * (1 + 1e-9)) & np.isfinite(limits) & (limits > 0)
-    held = [(lim, off) for s, lim, off in zip(sizes[at_or_below].tolist(),
-                                               limits[at_or_below].tolist(),
-                                               taken[at_or_below].tolist())
+    held = [(lim, off, said) for s, lim, off, said in zip(
+                sizes[at_or_below].tolist(), limits[at_or_below].tolist(),
+                taken[at_or_below].tolist(), whence[at_or_below].tolist())
             if not ((ok_sizes >= s * (1 - 1e-9)) & (ok_sizes <= size * (1 + 1e-9))).any()]
-    return max(held) if held else (float("nan"), float("nan"))
+    return max(held) if held else (float("nan"), float("nan"), "")
 
 
 def _sizes_limits(sizes: np.ndarray, limits: np.ndarray) -> str:
@@ -237,9 +261,16 @@ def timed_out_note(cols: dict, index: int, size: float) -> str:
         return ""
     config = layout_text(*(cols[c][index] for c in CONFIG_COLUMNS))
     off = float(cols[TIMED_OUT_CLOCK][index]) if TIMED_OUT_CLOCK in cols else 0.0
-    lasted = (f"{limit:.3g} s of the program's own time (--time-regex's clock): its launch "
-              f"lasted {limit + off:.3g} s there before the timeout, less the {off:.3g} s its "
-              "ok launches of this layout spent outside the program's timer" if off > 0 else
-              f"{limit:.3g} s a run of it lasted there before the timeout")
+    whose = cols[TIMED_OUT_FROM][index] if TIMED_OUT_FROM in cols else ""
+    lasted = f"{limit:.3g} s a run of it lasted there before the timeout"
+    if whose == NO_RUN:  # s44 review R4
+        lasted += (" (its launch's clock: no ok launch of the workload says how long the "
+                   "program spends outside its --time-regex timer, so nothing is taken off)")
+    elif off > 0:
+        lasted = (f"{limit:.3g} s of the program's own time (--time-regex's clock): its launch "
+                  f"lasted {limit + off:.3g} s there before the timeout, less the {off:.3g} s "
+                  + ("its ok launches of this layout" if whose != WORKLOAD else "the most the "
+                     "workload's ok launches of other layouts (none of this one ran ok)")
+                  + " spent outside the program's timer")
     return (f"{config} {timed_out_said(cols, index)}; at size {size:g} it is predicted at "
             f"least the {lasted} (measure it with a longer --timeout to know its runtime)")

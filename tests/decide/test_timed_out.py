@@ -239,8 +239,26 @@ def test_a_timeout_bounds_a_programs_own_time_by_the_limit_less_its_launches_tim
 
     walled = s1.score(OwnClock(outside=0.0, source=WALL), "grow", 24000, [CPU], ONE_NODE)
     assert walled.cols[TIMED_OUT_AFTER][_row(walled, 1)] == 2.0
-    # its own clock, but no ok launch of that layout to tell the time outside it: no bound
-    never = {1: {16000: "timeout"}, 2: RUNS[2]}
-    bare = s1.score(OwnClock(runs=never), "grow", 24000, [CPU], ONE_NODE)
-    assert np.isnan(bare.cols[TIMED_OUT_AFTER][_row(bare, 1)])
-    assert bare.cols[TIMED_OUT_SIZES][_row(bare, 1)].startswith("2 s (the sweep's --timeout)")
+
+
+def test_a_layout_that_never_ran_ok_is_bounded_by_the_workloads_other_launches_or_the_limit():
+    """s44 review R4: a layout timed out at 2 s with no ok run of its own, under
+    --time-regex, had no bound at all and was predicted 0.92 s at that very size."""
+    alone = s1.Constraints(max_nodes=1, devices=["cpu"], precisions=["fp64"], threads=[1],
+                           max_ranks_per_node=1)
+    never = {1: {16000: "timeout"}, 2: RUNS[2]}  # layout 2's ok launches: 0.8 s outside
+    for size in (16000, 24000):
+        bare = s1.score(OwnClock(runs=never), "grow", size, [CPU], ONE_NODE)
+        assert bare.cols[TIMED_OUT_AFTER][_row(bare, 1)] == pytest.approx(1.2)
+        assert bare.cols["runtime_lo"][_row(bare, 1)] >= 1.2
+        assert bare.cols[TIMED_OUT_SIZES][_row(bare, 1)].startswith("2 s (the sweep's --timeout)")
+    note = s1.choose(s1.score(OwnClock(runs=never), "grow", 16000, [CPU], alone)).neighbour_note
+    assert "least the 1.2 s of the program's own time (--time-regex's clock): its launch lasted " \
+        "2 s there before the timeout, less the 0.8 s the most the workload's ok launches of " \
+        "other layouts (none of this one ran ok) spent outside the program's timer" in note
+    # no ok launch of the workload at all: the limit stands, said in the launch's clock
+    lone = s1.score(OwnClock(runs={1: {16000: "timeout"}}), "grow", 16000, [CPU], alone)
+    assert lone.cols[TIMED_OUT_AFTER][0] == 2.0 and lone.cols["runtime_lo"][0] >= 2.0
+    note = s1.choose(lone).neighbour_note
+    assert "least the 2 s a run of it lasted there before the timeout (its launch's clock: no " \
+        "ok launch of the workload says how long" in note
