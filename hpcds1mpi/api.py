@@ -34,7 +34,7 @@ from hpcds1mpi.errors import ConfigError, ModelError
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
-    from hpcds1mpi.decide.advise import Advice
+    from hpcds1mpi.decide.advise_answer import Advice
     from hpcds1mpi.decide.walltime import WalltimeProposal
     from hpcds1mpi.launch.job_script import JobScript
 
@@ -324,7 +324,7 @@ def advise(script: str | os.PathLike, *, model: Model | str | os.PathLike | None
             ``hpcds1mpi advise``; the script's own ``--chdir`` still applies).
 
     Returns:
-        an :class:`~hpcds1mpi.decide.advise.Advice`: ``asked`` / ``recommended`` layouts with
+        an :class:`~hpcds1mpi.decide.advise_answer.Advice`: ``asked`` / ``recommended`` layouts with
         predictions, ``verdict``, ``changes`` and ``rewritten`` (the script with the
         recommended layout), ``summary()`` and ``to_dict()``.
     """

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
-    from hpcds1mpi.decide.advise import Advice, Side
+    from hpcds1mpi.decide.advise_answer import Advice, Side
 
 
 def same_layout(advice: Advice) -> bool:

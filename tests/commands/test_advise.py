@@ -451,7 +451,7 @@ def test_a_failing_layouts_time_is_its_own_measured_failure_never_another_layout
     "predicted time until it fails 1.47 s (1.39 s–2.2 s)", the 2 ranks' runtime there."""
     from hpcds1mpi.commands.advise import _side
     from hpcds1mpi.config import Configuration
-    from hpcds1mpi.decide.advise import Side
+    from hpcds1mpi.decide.advise_answer import Side
 
     side = Side(Configuration(1, 1, 1, "cpu", "fp64"), "local", 300, runtime_s=1.47,
                 runtime_lo=1.39, runtime_hi=2.2, energy_j=14.7, energy_lo=11.0, energy_hi=18.6,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.decide.advise import Advice, Side
+from hpcds1mpi.decide.advise_answer import Advice, Side
 from hpcds1mpi.decide.advise_gain import reasons_for_shown
 
 OVERALL = "8 nodes x 1 rank x 3 threads, gpu, bf16"
@@ -215,7 +215,7 @@ def test_only_a_failing_asked_layout_against_a_running_recommendation_is_a_fix()
 
 
 def _sides(recommended_config, runtime=(0.138, 0.138), energy=(2.11, 2.11)):
-    from hpcds1mpi.decide.advise import Side
+    from hpcds1mpi.decide.advise_answer import Side
 
     asked = Side(Configuration(2, 2, 1), "debug", runtime_s=runtime[0], energy_j=energy[0],
                  lines=[4, 5])

@@ -107,7 +107,7 @@ def test_recommend_advise_and_predict_side_by_side(model, reach, capsys):
 
 def test_an_advised_layout_off_the_grid_reads_as_predict_reads_it(model, reach):
     """advise scores a layout its grid lacks (3 nodes) as predict does: beside the measured."""
-    from hpcds1mpi.decide.advise import Side
+    from hpcds1mpi.decide.advise_answer import Side
     from hpcds1mpi.decide.advise_side import predict_side
 
     part = next(iter(cluster_mod.load_clusters(reach).values())).partitions["standard"]
