@@ -26,8 +26,9 @@ def step_folders(steps, size: int, measure: dict | None) -> dict:
     submit folder itself (``--workdir .``) is neither listed nor checked.
 
     Args:
-        steps: the steps as the script measures them (:class:`~hpcds1mpi.launch.scripts.
-            CalibrationStep`, a program's precision already chosen).
+        steps: the steps as the script measures them
+            (:class:`~hpcds1mpi.launch.calibration_script.CalibrationStep`, a program's
+            precision already chosen).
         size: the job's size.
         measure: the program's reading options (``{"workdir": ..}``, any subset; None: none).
 

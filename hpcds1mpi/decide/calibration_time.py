@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hpcds1mpi.launch.scripts import CalibrationStep
+from hpcds1mpi.launch.calibration_script import CalibrationStep
 from hpcds1mpi.schemas.sweep_defaults import KERNEL, PROGRAM, Measuring
 
 #: A calibration job's time limit where no prediction can size it, and the least one, s.

@@ -56,7 +56,7 @@ class Recommendation:
         verdict: the guard's verdict where the job would run.
         energy_label: where the energy predictions come from (``modelled``, ``measured (...)``).
         calibration_steps: the configurations to measure when escalated
-            (:class:`~hpcds1mpi.launch.scripts.CalibrationStep`).
+            (:class:`~hpcds1mpi.launch.calibration_script.CalibrationStep`).
         calibration_partition / calibration_cluster: where that sweep runs.
         clusters: place label -> its cluster (accounts, modules for the script).
         left_out: knob levels not offered and why, one line each (a program is offered only
@@ -341,7 +341,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     from hpcds1mpi.decide.calibration_folders import step_folders
     from hpcds1mpi.decide.calibration_time import calibration_time_limit
     from hpcds1mpi.decide.job_names import default_job_name
-    from hpcds1mpi.launch import directives, scripts
+    from hpcds1mpi.launch import calibration_script, directives, scripts
 
     name = job_name or default_job_name(rec.workload)  # the name --history looks for too
     if rec.picked is None:
@@ -361,10 +361,11 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         limit, how = calibration_time_limit(rec.calibration_steps, rec.verdict.checks) \
             if time_limit_s is None else (directives.given_time_limit_s(time_limit_s),
                                           f"time limit {time_limit_from}")
-        return scripts.render_calibration(  # its time limit sized and said: s31 tester Q9
+        return calibration_script.render_calibration(  # its limit sized and said: s31 tester Q9
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
-            job_name=directives.job_name_with(name, scripts.CALIBRATION_SUFFIX), output=output,
+            job_name=directives.job_name_with(name, calibration_script.CALIBRATION_SUFFIX),
+            output=output,
             reason="; ".join(rec.verdict.reasons)[:300] or "escalated", measure=measure,
             time_limit=limit, notes=[*notes, how], default_queue=default_queue,
             new_machine=rec.calibration_new_machine,

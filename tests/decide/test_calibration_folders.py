@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide.calibration_folders import step_folders
-from hpcds1mpi.launch.scripts import CalibrationStep
+from hpcds1mpi.launch.calibration_script import CalibrationStep
 
 STEPS = [CalibrationStep(Configuration(1, r, 1)) for r in (1, 2, 1)]
 

@@ -12,6 +12,7 @@ from hpcds1mpi.cluster import Partition
 from hpcds1mpi.decide.calibration_sweep import CALIBRATION_STEPS, calibration_steps
 from hpcds1mpi.decide.scores import Scores
 from hpcds1mpi.records.training import MIN_OK_RUNS
+from hpcds1mpi.launch import calibration_script as calib
 
 DEBUG = Partition(name="debug", cores_per_node=2, memory_gb=3.9, max_nodes=2)
 
@@ -98,7 +99,7 @@ def test_the_script_of_an_escalated_program_on_a_new_partition_has_four_steps(tm
     from hpcds1mpi.launch import scripts
 
     steps = calibration_steps(scores(layouts()), DEBUG)
-    text = scripts.render_calibration(steps, DEBUG, "abinit", 16, program="/bin/true si.abi")
+    text = calib.render_calibration(steps, DEBUG, "abinit", 16, program="/bin/true si.abi")
     assert text.count("hpcds1mpi sweep --command") == MIN_OK_RUNS
     assert "#SBATCH --nodes=2" in text
     assert "hpcds1mpi train --telemetry calibration.h5 --out NEW_MODEL_DIR" in text
@@ -114,7 +115,7 @@ def _folder_script(tmp_path, workdir: str) -> str:
 
     configs = [Configuration(1, 1, 2), Configuration(1, 2, 1), Configuration(1, 1, 1),
                Configuration(2, 1, 2)]
-    steps = [scripts.CalibrationStep(c, "why") for c in configs]
+    steps = [calib.CalibrationStep(c, "why") for c in configs]
     values = step_folders(steps, 2048, {"workdir": workdir, "time_regex": "t: (.+)"})
     job = BatchJob(config=Configuration(2, 2, 1), partition=DEBUG, program=["true"],
                    job_name="heatm-calib", exclusive=True)
@@ -257,8 +258,8 @@ def test_a_calibration_of_pooled_sweeps_of_two_launchers_launches_with_the_one_o
             f"{other} (1 runs)); the steps launch with {here}, which ran the most runs, "
             "unless a cluster file names a launcher") in notes, notes
     steps = calibration_steps(scores(layouts()), DEBUG)
-    text = scripts.render_calibration(steps, DEBUG, "app", 2, program=f"{app} {{size}}",
-                                      measure=options, notes=notes)
+    text = calib.render_calibration(steps, DEBUG, "app", 2, program=f"{app} {{size}}",
+                                    measure=options, notes=notes)
     assert text.count(f"--mpiexec {here}") == len(steps) and "--launcher srun" not in text
     assert (f"# note: each step launches with {here}, the mpiexec one of the program's "
             "sweeps ran it with (no cluster file names a launcher") in text, text
@@ -355,7 +356,7 @@ def test_the_script_states_trains_minimum_as_train_applies_it(monkeypatch):
     steps = calibration_steps(scores(layouts()), DEBUG)
     assert len(steps) == 4
     monkeypatch.setattr(hpcds1mpi.config, "MIN_OK_RUNS", 6)
-    text = _advice(scripts.render_calibration(steps, DEBUG, "abinit", 16,
-                                              program="/bin/true si.abi", new_machine=True))
+    text = _advice(calib.render_calibration(steps, DEBUG, "abinit", 16,
+                                            program="/bin/true si.abi", new_machine=True))
     assert "at least 6 ok runs" in text and "at least 4 ok runs" not in text
     assert "These are 4 configurations, fewer than the 6 ok runs train needs" in text

@@ -138,7 +138,7 @@ def test_a_step_predicted_to_run_long_gets_a_sweep_timeout_within_the_jobs_time(
 
     from hpcds1mpi.config import Configuration
     from hpcds1mpi.decide.calibration_time import PredictedStep, calibration_time_limit
-    from hpcds1mpi.launch.scripts import render_calibration
+    from hpcds1mpi.launch.calibration_script import render_calibration
     from tests.launch.test_scripts import CPU
 
     slow = [PredictedStep(Configuration(1, 1, 1), "widest", 5000.0),

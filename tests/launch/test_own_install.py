@@ -17,6 +17,7 @@ from hpcds1mpi.launch import scripts as batch
 from hpcds1mpi.launch.directives import BatchJob
 from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.launch.own_install import own_executable, path_export
+from hpcds1mpi.launch import calibration_script as calib
 
 #: The repro's cluster file (tester V): 2 cores per node, account proj42.
 LAB = Partition("workq", cores_per_node=2, memory_gb=25.3, max_nodes=4)
@@ -132,8 +133,8 @@ def test_a_calibration_sweep_finds_this_installation_without_the_submit_path(tmp
     step "hpcds1mpi: command not found", exit 127 (its script put no bin folder on PATH). Run
     here with the PATH slurmd gives such a job; srun a shell function that runs the step."""
     _, bin_dir = own_executable()
-    steps = [batch.CalibrationStep(Configuration(1, 1, 1), "x")]
-    text = batch.render_calibration(steps, LAB, "stencil" if program is None else "app", 16,
+    steps = [calib.CalibrationStep(Configuration(1, 1, 1), "x")]
+    text = calib.render_calibration(steps, LAB, "stencil" if program is None else "app", 16,
                                     program=program, cluster=Cluster(
                                         name="lab", partitions={"workq": LAB}, modules=["gcc"]))
     lines = text.splitlines()
@@ -181,8 +182,8 @@ def test_steps_of_a_job_submitted_with_export_none_get_the_scripts_environment(s
         pytest.skip("no Debian Open MPI with python3-mpi4py for the calibration job")
     (tmp_path / "app.py").write_text(_APP)
     site = Cluster("vm", {"debug": debug}, launcher="mpiexec", mpiexec="/usr/bin/mpirun.openmpi")
-    script = batch.render_calibration(
-        [batch.CalibrationStep(Configuration(1, 2, 1), "x")], debug, "app", 4,
+    script = calib.render_calibration(
+        [calib.CalibrationStep(Configuration(1, 2, 1), "x")], debug, "app", 4,
         program="/usr/bin/python3 app.py", cluster=site, time_limit=300,
         measure={"time_regex": r"time: ([0-9.]+) s"})
     assert "--mpiexec /usr/bin/mpirun.openmpi" in script

@@ -10,6 +10,7 @@ from hpcds1mpi.cluster import Cluster
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.launch.launchers import for_script
 from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher
+from hpcds1mpi.launch import calibration_script as calib
 
 HERE = str(Path(sys.executable).parent / "mpiexec")  # the [mpich] extra's hydra
 MPIEXEC = {"launcher": "mpiexec", "command": HERE, "flavour": "HydraMpiexec",
@@ -131,11 +132,11 @@ def test_a_refusal_of_a_program_whose_bundle_records_no_launcher_says_to_train_a
     if probe.returncode != 0:
         pytest.skip("no Debian python3-mpi4py (Open MPI) to be refused for srun")
     (tmp_path / "app.py").write_text("import mpi4py\n")
-    steps = [batch.CalibrationStep(Configuration(1, 2, 1), "x")]
+    steps = [calib.CalibrationStep(Configuration(1, 2, 1), "x")]
     for launch, hinted in (({}, True), (None, False)):
         measure = {} if launch is None else {LAUNCHED_WITH: launch}
         with pytest.raises(ConfigError) as err:
-            batch.render_calibration(steps, CPU, "app", 10, measure=measure,
+            calib.render_calibration(steps, CPU, "app", 10, measure=measure,
                                      program=f"/usr/bin/python3 {tmp_path / 'app.py'}")
         assert 'mpi = "pmix"' in str(err.value) and (RETRAIN_HINT in str(err.value)) == hinted
 

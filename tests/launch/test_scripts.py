@@ -18,7 +18,8 @@ from hpcds1mpi.errors import ConfigError, OutputError
 from hpcds1mpi.launch import directives, scripts as batch
 from hpcds1mpi.launch.directives import BatchJob
 from hpcds1mpi.launch.launchers import for_script
-from hpcds1mpi.launch.scripts import CalibrationStep
+from hpcds1mpi.launch.calibration_script import CalibrationStep
+from hpcds1mpi.launch import calibration_script as calib
 from tests.launch.jobs import CPU, GPU, cpu_job, gpu_job, site
 
 
@@ -181,7 +182,7 @@ def test_calibration_script_is_valid_and_sized_for_every_step(tmp_path):
     steps = [CalibrationStep(Configuration(1, 2, 1, "cpu", "fp64"), "widest interval"),
              CalibrationStep(Configuration(2, 1, 8, "cpu", "fp32"), "most disagreement"),
              CalibrationStep(Configuration(1, 2, 4, "gpu", "bf16"), "untried device")]
-    text = batch.render_calibration(steps, GPU, "stencil", 2048, cluster=site(),
+    text = calib.render_calibration(steps, GPU, "stencil", 2048, cluster=site(),
                                     reason="never-seen workload")
     batch.check_bash_syntax(text)
     assert "#SBATCH --nodes=2" in text and "#SBATCH --exclusive" in text
@@ -196,16 +197,16 @@ def test_calibration_script_is_valid_and_sized_for_every_step(tmp_path):
                     "HPCDS1MPI_DEVICE=cpu \\"]
     assert "srun --nodes=2 --ntasks=2 --ntasks-per-node=1 -c 8 --cpu-bind=cores" in text
     with pytest.raises(ConfigError):
-        batch.render_calibration(steps, CPU, "stencil", 2048)  # GPU step on a CPU partition
+        calib.render_calibration(steps, CPU, "stencil", 2048)  # GPU step on a CPU partition
     with pytest.raises(ConfigError):
-        batch.render_calibration(steps[:1], CPU, "my$(kernel)", 2048, program="./app")
+        calib.render_calibration(steps[:1], CPU, "my$(kernel)", 2048, program="./app")
     with pytest.raises(ConfigError):
-        batch.render_calibration([], CPU, "k", 2048)
+        calib.render_calibration([], CPU, "k", 2048)
 
 
 def test_calibration_for_external_program_quotes_the_command(tmp_path):
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
-    text = batch.render_calibration(steps, CPU, "myapp", 10, program="./app --n {size}; rm -rf ~")
+    text = calib.render_calibration(steps, CPU, "myapp", 10, program="./app --n {size}; rm -rf ~")
     batch.check_bash_syntax(text)
     launch = [line for line in text.splitlines() if "hpcds1mpi sweep" in line][0]
     tokens = shlex.split(launch.split("||")[0])
@@ -222,8 +223,8 @@ def test_a_programs_step_launches_with_the_sites_srun_plugin_and_launcher():
                           (site(launcher="mpirun"), ["--mpiexec", "mpirun"]),
                           (site(mpi="pmix", launcher_args="--overlap --label"),
                            ["--mpi", "pmix", "--launcher-args", "--overlap --label"])):
-        text = batch.render_calibration(steps, CPU, "myapp", 10, program="./app", cluster=cluster)
-        kernel_step = [ln for ln in batch.render_calibration(steps, CPU, "stencil", 10,
+        text = calib.render_calibration(steps, CPU, "myapp", 10, program="./app", cluster=cluster)
+        kernel_step = [ln for ln in calib.render_calibration(steps, CPU, "stencil", 10,
                                                              cluster=cluster).splitlines()
                        if "hpcds1mpi sweep" in ln][0]
         launch = [line for line in text.splitlines() if "hpcds1mpi sweep" in line][0]
@@ -245,7 +246,7 @@ def test_a_calibration_job_in_which_every_step_failed_exits_1(tmp_path):
     """Was: `set -uo pipefail` and `|| echo "... failed (recorded)"`: a job whose every step
     failed (nothing measured) ended with exit 0."""
     steps = [CalibrationStep(Configuration(1, r, 1), "x") for r in (1, 2, 4)]
-    text = batch.render_calibration(steps, CPU, "stencil", 10)
+    text = calib.render_calibration(steps, CPU, "stencil", 10)
     batch.check_bash_syntax(text)
     failed = _run_calibration(text, tmp_path, "return 3")
     assert failed.returncode == 1, failed.stderr
@@ -263,9 +264,9 @@ def test_a_calibration_of_a_workload_that_is_no_kernel_needs_its_program():
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
     with pytest.raises(ConfigError, match=r"^no calibration sweep for 'myapp': it is not a "
                                           r"built-in kernel .* --program ") as info:
-        batch.render_calibration(steps, CPU, "myapp", 10)
+        calib.render_calibration(steps, CPU, "myapp", 10)
     assert "\n" not in str(info.value)
-    text = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
+    text = calib.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
     assert "--kernel" not in text and "hpcds1mpi sweep --command './myapp {size}'" in text
 
 
@@ -275,23 +276,23 @@ def test_a_program_without_precision_is_calibrated_at_fp64_once():
     steps = [CalibrationStep(Configuration(1, 2, 1, "cpu", p), f"widest for {p}")
              for p in ("bf16", "fp64", "fp32")] + \
         [CalibrationStep(Configuration(1, 4, 1, "cpu", "fp32"), "anchor")]
-    text = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
+    text = calib.render_calibration(steps, CPU, "myapp", 10, program="./myapp {size}")
     assert [line for line in text.splitlines() if line.startswith("# N")] == [
         "# N1xR2xT1-cpu-fp64: widest for bf16; measured at fp64: the command takes no "
         "{precision}",
         "# N1xR4xT1-cpu-fp64: anchor; measured at fp64: the command takes no {precision}"]
     assert text.count("--precisions fp64") == 2 and "--precisions fp32" not in text
-    takes = batch.render_calibration(steps, CPU, "myapp", 10, program="./myapp {precision}")
+    takes = calib.render_calibration(steps, CPU, "myapp", 10, program="./myapp {precision}")
     assert takes.count("hpcds1mpi sweep") == 4 and "--precisions bf16" in takes
 
 
 def test_a_calibration_name_fits_the_limit_whenever_the_jobs_own_name_does():
     """Was: 'job name is 134 characters long; use at most 128' for a 128-character name."""
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
-    text = batch.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 128 + "-calib")
+    text = calib.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 128 + "-calib")
     assert f"#SBATCH --job-name={'j' * 122}-calib\n" in text
     with pytest.raises(ConfigError, match="job name is 129 characters long"):
-        batch.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 129 + "-calib")
+        calib.render_calibration(steps, CPU, "stencil", 10, job_name="j" * 129 + "-calib")
 
 
 # ---- the checksum line: a script is replaced only while nobody has edited it ------------------
@@ -301,7 +302,7 @@ def test_every_script_we_write_carries_a_checksum_that_an_edit_breaks(tmp_path):
     """Was: any file with the header line in its first 4 KB counted as ours, edited or not."""
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
     texts = {"job": batch.render(cpu_job(), "slurm"), "pbs": batch.render(cpu_job(), "pbs"),
-             "calibration": batch.render_calibration(steps, CPU, "stencil", 10),
+             "calibration": calib.render_calibration(steps, CPU, "stencil", 10),
              "tune": batch.render_tune(["--kernel", "gemm"], CPU, nodes=1, cores=4,
                                        time_limit_s=600, job_name="t")}
     for kind, text in texts.items():
@@ -452,7 +453,7 @@ def test_a_programs_calibration_steps_carry_its_reading_options_and_notes(tmp_pa
     """Each step measures the program as its earlier sweep did (issue s25 e1)."""
     steps = [CalibrationStep(Configuration(1, 1, 1), "x"), CalibrationStep(Configuration(1, 2, 1))]
     measure = {"time_regex": r"^WALL\s+\d+\s+([0-9.]+)", "workdir": "sc/{size}-{ranks}"}
-    text = batch.render_calibration(steps, CPU, "lu", 550, program="./xdlu", measure=measure,
+    text = calib.render_calibration(steps, CPU, "lu", 550, program="./xdlu", measure=measure,
                                     notes=["the steps measure without --fom-regex"])
     batch.check_bash_syntax(text)
     launches = [ln for ln in text.splitlines() if "hpcds1mpi sweep" in ln]
@@ -478,9 +479,9 @@ def test_a_script_for_this_machine_names_no_partition(scheduler, queue, tmp_path
     assert queue not in text and "# note: no partition\n" in text
     assert text.splitlines()[1].startswith("#SBATCH --job-name=" if scheduler == "slurm"
                                            else "#PBS -N ")
-    calib = batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "stencil",
+    sweep = calib.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "stencil",
                                      10, default_queue=True)
-    assert "#SBATCH --partition=" not in calib and "#SBATCH --nodes=1" in calib
+    assert "#SBATCH --partition=" not in sweep and "#SBATCH --nodes=1" in sweep
 
 
 @pytest.mark.parametrize("scheduler", ["slurm", "pbs"])
@@ -533,7 +534,7 @@ def test_a_program_that_starts_with_an_option_gets_no_script(program):
     with pytest.raises(ConfigError, match="must start with its executable"):
         batch.render(cpu_job(program=program), "slurm")
     with pytest.raises(ConfigError, match="must start with its executable"):
-        batch.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "app", 10,
+        calib.render_calibration([CalibrationStep(Configuration(1, 2, 1))], CPU, "app", 10,
                                  program=program)
 
 
@@ -555,13 +556,13 @@ def test_a_calibration_sweep_launches_the_program_as_its_sweep_did():
     from hpcds1mpi.launch.script_launcher import LAUNCHED_WITH
 
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
-    text = batch.render_calibration(steps, CPU, "app", 10, program="./app {size}",
+    text = calib.render_calibration(steps, CPU, "app", 10, program="./app {size}",
                                     measure={LAUNCHED_WITH: _OPENMPI, "time_regex": "t=(.+)"})
     assert "--mpiexec /usr/bin/mpirun.openmpi" in text and "--launcher srun" not in text
     assert "# note: each step launches with /usr/bin/mpirun.openmpi, the mpiexec the " \
         "program's sweep ran it with" in text
     own = Cluster("lab", {CPU.name: CPU}, mpi="pmix")
-    text = batch.render_calibration(steps, CPU, "app", 10, program="./app {size}", cluster=own,
+    text = calib.render_calibration(steps, CPU, "app", 10, program="./app {size}", cluster=own,
                                     measure={LAUNCHED_WITH: _OPENMPI})
     assert "--launcher srun --mpi pmix" in text and "sweep ran it with" not in text
 
@@ -577,7 +578,7 @@ def test_a_calibration_with_a_setup_leaves_its_folders_to_the_steps_sweeps(tmp_p
     steps = [CalibrationStep(Configuration(1, 2, 1), "x")]
     for setup, checked in (("sed s/@N@/{size}/ ../t > in", False), ("", True)):
         measure = {"workdir": "case-{size}-{ranks}", "setup": setup}
-        text = batch.render_calibration(
+        text = calib.render_calibration(
             steps, CPU, "myapp", 10, program="./app", measure=measure,
             folders=functools.partial(step_folders, size=10, measure=measure))
         batch.check_bash_syntax(text)

@@ -17,6 +17,7 @@ from hpcds1mpi.measure.plan import RunSpec
 from hpcds1mpi.records import telemetry
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch import calibration_script as calib
 from tests.helpers import error_lines, hpcds1mpi_exe, run_cli
 
 pytestmark = pytest.mark.mpi
@@ -208,14 +209,14 @@ def test_literal_braces_behave_the_same_in_sweep_calibration_and_recommended_scr
     # 3. The calibration script: its step is a real `hpcds1mpi sweep --command ... --launcher
     # srun` (srun stubbed: a file this time, the sweep runs it); it renders and measures.
     part = Partition("p", cores_per_node=8, memory_gb=8, max_nodes=1)
-    calib = scripts.render_calibration([scripts.CalibrationStep(config, "x")], part, "braces", 7,
-                                       program=program, telemetry=str(tmp_path / "c.h5"))
+    sweep = calib.render_calibration([calib.CalibrationStep(config, "x")], part, "braces", 7,
+                                     program=program, telemetry=str(tmp_path / "c.h5"))
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     (bin_dir / "srun").write_text(FAKE_SRUN)
     (bin_dir / "srun").chmod(0o755)
     env["PATH"] = f"{bin_dir}:{Path(sys.executable).parent}:{env['PATH']}"
-    proc = subprocess.run(["bash", "-c", calib.split("\n", 1)[1]], env=env, capture_output=True,
+    proc = subprocess.run(["bash", "-c", sweep.split("\n", 1)[1]], env=env, capture_output=True,
                           text=True, timeout=120, cwd=tmp_path)
     assert proc.returncode == 0 and "failed (exit" not in proc.stderr, proc.stderr
     assert json.loads((tmp_path / "7.json").read_text())["argv"] == swept
