@@ -11,14 +11,15 @@ places, so a rewrite touches only the lines it must.
 
 Directives follow ``sbatch``'s own reader (``_opt_batch_script`` in Slurm's ``opt.c``): a
 directive starts at column 0; blank and comment lines are skipped; the first other line ends
-the directives, and later ones are ignored (in ``ignored``, and one note); words split like a shell
-(quotes, backslashes), and an unquoted ``#`` ends the line. Options are read as getopt_long
-does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated to a unique
-prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule (its
+the directives, and later ones are ignored (in ``ignored``, and one note); words split like a
+shell (quotes, backslashes), and an unquoted ``#`` ends the line. Options are read as
+getopt_long does: ``-N2``, ``-N 2``, ``--nodes=2``, ``--nodes 2``, a long name abbreviated to a
+unique prefix, the last occurrence wins. PBS ``qsub`` reads ``#PBS`` lines by the same rule (its
 ``select`` / ``place`` request: :mod:`hpcds1mpi.launch.pbs_request`).
 Shell lines are split with :mod:`shlex` after joining ``\\`` continuations; ``$VAR``,
 ``${VAR:-x}``, ``$((...))`` and ``$[...]`` are expanded from the script's own assignments and
-the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...)
+the variables the scheduler sets from the directives (``SLURM_CPUS_PER_TASK``, ...:
+:mod:`hpcds1mpi.launch.directive_request`, which reads what the directives ask for)
 (:mod:`hpcds1mpi.launch.script_expansion`). What the script asks for is held in
 :mod:`hpcds1mpi.launch.job_script`.
 """
@@ -35,17 +36,14 @@ from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
 from hpcds1mpi.launch.foreign_schedulers import READ_HERE, check_scheduler
 from hpcds1mpi.launch.informational_launches import starts_no_ranks
 from hpcds1mpi.launch.job_script import JobScript, Launch, Setting
-from hpcds1mpi.launch.pbs_request import read_job_wide, read_select
+from hpcds1mpi.launch.directive_request import resolve_directives, scheduler_scope
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.shell_functions import body_words
-from hpcds1mpi.launch.script_gpus import GPU_OPTIONS, gpus_of, per_node_gpus
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
-    commands_after, comment_start, launcher_kind, mpi_options, parse_pbs_time, parse_slurm_time, pbs_options,
-    range_note, slurm_options, to_int, words)
-from hpcds1mpi.launch.time_forms import slurm_asks_no_limit
+    commands_after, comment_start, launcher_kind, mpi_options, pbs_options, slurm_options, words)
 
 #: Directive prefixes, by scheduler (``#SLURM`` is sbatch's old spelling, still read).
 MAGIC = {"#SBATCH": "slurm", "#SLURM": "slurm", "#PBS": "pbs"}
@@ -179,94 +177,6 @@ def _commands(tokens: list[Word]):
     yield current, stdin
 
 
-def _scheduler_scope(script: JobScript) -> dict:
-    """What the scheduler puts in the job's environment, from the directives."""
-    s = {}
-    if script.cpus_per_task:
-        s["SLURM_CPUS_PER_TASK"] = script.cpus_per_task
-    if script.nodes:
-        s.update(SLURM_JOB_NUM_NODES=script.nodes, SLURM_NNODES=script.nodes,
-                 PBS_NUM_NODES=script.nodes)
-    tasks = script.ntasks or (script.nodes * script.ntasks_per_node
-                              if script.nodes and script.ntasks_per_node else None)
-    if tasks:
-        s.update(SLURM_NTASKS=tasks, SLURM_NPROCS=tasks, PBS_NODEFILE_LINES=tasks)
-    if script.ntasks_per_node:
-        s.update(SLURM_NTASKS_PER_NODE=script.ntasks_per_node,
-                 PBS_NUM_PPN=script.ntasks_per_node)
-    if script.scheduler == "pbs" and script.threads:
-        s["OMP_NUM_THREADS"] = script.threads  # PBS sets it from ompthreads
-    # NCPUS: the ncpus of the first chunk, or of an old-style job-wide request
-    ncpus = script.select.get("ncpus") or (
-        script.directives.get("l:ncpus") if script.scheduler == "pbs" else None)
-    if ncpus is not None and to_int(ncpus.value):
-        s["NCPUS"] = to_int(ncpus.value)
-    return {k: str(v) for k, v in s.items()}
-
-
-def _resolve_directives(script: JobScript) -> None:
-    d = script.directives
-
-    def take(key: str, name: str, convert=to_int):
-        opt = d.get(name)
-        if opt is None or opt.value is None:
-            return None
-        value = convert(opt.value)
-        if value is None:
-            script.note(f"line {opt.line}: cannot read {name} {opt.value!r}; ignored")
-        else:
-            script.where(key, opt.line)
-            if convert is to_int and (ranged := range_note(opt.line, name, opt.value)):
-                script.note(ranged)
-        return value
-
-    if script.scheduler == "slurm":
-        script.nodes = take("nodes", "nodes")
-        script.ntasks = take("ranks", "ntasks")
-        script.ntasks_per_node = take("ranks", "ntasks-per-node")
-        script.cpus_per_task = take("threads", "cpus-per-task")
-        script.time_s = take("time", "time", _slurm_time(script)) or None
-        for name in GPU_OPTIONS:
-            count = gpus_of(script, d.get(name))
-            if count:
-                script.gpus_per_node = per_node_gpus(name, count, script.nodes or 1,
-                                                     script.ntasks_per_node or 1)
-        script.partition, script.account, script.job_name = (
-            d[k].value if k in d else None for k in ("partition", "account", "job-name"))
-        return
-    select = d.get("l:select")
-    if select is not None and select.value:
-        read_select(script, select)
-    elif d.get("l:nodes") is not None:  # Torque: -l nodes=2:ppn=32[:gpus=2]
-        opt = d["l:nodes"]
-        parts = dict(p.partition("=")[::2] for p in opt.value.split(":")[1:])
-        script.nodes = to_int(opt.value.split(":")[0])
-        script.ntasks_per_node = to_int(parts.get("ppn")) or 1
-        script.gpus_per_node = to_int(parts.get("gpus")) or 0
-        script.where("nodes", opt.line)
-        script.where("ranks", opt.line)
-    else:
-        read_job_wide(script)
-    script.time_s = take("time", "l:walltime", parse_pbs_time)
-    script.partition, script.account, script.job_name = (
-        d[k].value if k in d else None for k in ("q", "A", "N"))
-
-
-def _slurm_time(script: JobScript):
-    """parse_slurm_time, with --time=UNLIMITED / INFINITE / -1 / 0 (or 00:00:00) read as no
-    limit asked and said so (s29 tester D10: "cannot read time 'UNLIMITED'", though sbatch
-    takes it)."""
-    def read(value: str) -> int | None:
-        seconds = parse_slurm_time(value)
-        if seconds is None and slurm_asks_no_limit(value.strip()):
-            opt = script.directives["time"]
-            script.note(f"line {opt.line}: asked no time limit ({value.strip()}): the "
-                        "partition's limit applies")
-            return 0  # read (no "cannot read" note), and taken as None below
-        return seconds
-    return read
-
-
 def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: int,
             last: int, scope: dict, budget: ExpansionBudget) -> Launch:
     head = command[0]
@@ -343,7 +253,7 @@ def _assign(script: JobScript, scope: dict, budget: ExpansionBudget, setting: Se
 
 
 def _read_commands(script: JobScript, lines, k: int) -> None:
-    base = _scheduler_scope(script)
+    base = scheduler_scope(script)
     scope = dict(base)
     budget = ExpansionBudget()
     loops = 0  # open loops: a launch inside one runs more than once
@@ -434,7 +344,7 @@ def read_script(text: str, name: str | None = None) -> JobScript:
     if both:
         script.note(both)
     k = _read_directives(script, lines)
-    _resolve_directives(script)
+    resolve_directives(script)
     _read_commands(script, lines, k)
     if not script.directives and not script.launches:
         raise ConfigError("no #SBATCH / #PBS directive and no srun / mpirun / mpiexec line "
