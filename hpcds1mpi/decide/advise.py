@@ -61,7 +61,8 @@ from hpcds1mpi.launch.script_unlaunched import no_launch
 from hpcds1mpi.launch.script_gpus import visible_note
 from hpcds1mpi.launch.srun_cpus import srun_c_note, unknown_release_note
 from hpcds1mpi.launch.script_repeats import repeats_note
-from hpcds1mpi.launch.script_binding import binding_note, launch_family
+from hpcds1mpi.launch.launch_line_checks import launch_family
+from hpcds1mpi.launch.script_binding import binding_note
 from hpcds1mpi.launch.script_knobs import device_of, precision_of
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.script_request import resolve_launch

@@ -1,7 +1,7 @@
 """What ``advise`` says about a script's launch line beyond its layout.
 
 Its MPI: a launcher or ``srun`` plugin that cannot start the program's MPI is a warning, an
-unknown plugin a note (:func:`hpcds1mpi.launch.script_mpi_check.launch_checks`; files read,
+unknown plugin a note (:func:`hpcds1mpi.launch.launch_line_checks.launch_checks`; files read,
 the module-system lines before the launch run where only root or the user can write their
 files, a Python program's interpreter asked where its mpi4py is, nothing else run); without the job's
 folder (``serve``'s text) only what the text shows: a host list of its own, one core for a
@@ -48,7 +48,7 @@ def launch_notes(script: "JobScript", launch: "Launch | None", command: str | No
     measured = None
     if job_folder is not None:
         from hpcds1mpi.launch.measured_program import other_program
-        from hpcds1mpi.launch.script_mpi_check import launch_checks
+        from hpcds1mpi.launch.launch_line_checks import launch_checks
 
         from hpcds1mpi.launch.rank_proof import script_copies
 
@@ -118,7 +118,7 @@ def text_only_checks(script: "JobScript") -> list[str]:
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`, its MPI known from the
     launcher's name only)."""
     from hpcds1mpi.launch.host_spelling import host_warnings
-    from hpcds1mpi.launch.script_mpi_check import launch_family
+    from hpcds1mpi.launch.launch_line_checks import launch_family
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     return [w for launch in script.launches

@@ -8,8 +8,8 @@ changes the threads per rank must change the options that give a rank its cores:
   as wide as the old threads on a node laid out for one thread per core fails to start,
   "binding more processes than cpus"). Other modifiers (``:OVERSUBSCRIBE``) stay.
 * :func:`added_binding`: a launch of Open MPI's ``mpirun`` (known from the launcher's name
-  or file, or the program's MPI: :func:`launch_family`) that runs more than one thread per
-  rank and places nothing itself gets the options ``recommend`` writes for its own scripts
+  or file, or the program's MPI: :func:`~hpcds1mpi.launch.launch_line_checks.launch_family`)
+  that runs more than one thread per rank and places nothing itself gets the options ``recommend`` writes for its own scripts
   (:func:`~.open_mpi_binding.open_mpi_thread_binding`: ``--map-by slot:PE=T``, or
   ``--bind-to none`` where the node's cores are too few or unknown).
 * :func:`binding_note`: what the rewrite added, or could not add (an MPI not known here; a
@@ -30,7 +30,6 @@ from hpcds1mpi.launch.open_mpi_binding import (OPEN_MPI_BINDING_MCA, ThreadBindi
                                                binds_its_own, open_mpi_thread_binding)
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.script_intel_pinning import intel_pinning_note
-from hpcds1mpi.launch.script_mpi_check import launch_family  # noqa: F401 (advise's, here)
 from hpcds1mpi.launch.script_thread_binding import PE_MODIFIER, hydra_bind_value
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -128,7 +128,7 @@ def intel_pinning_warning(script: "JobScript", launch: "Launch | None",
     where it does not, or its layout is not known."""
     if launch is None or launch.kind != "mpi" or not launch_pins(script, launch)[0]:
         return None
-    from hpcds1mpi.launch.script_mpi_check import launch_family
+    from hpcds1mpi.launch.launch_line_checks import launch_family
 
     own = _own_layout(script)
     found = _fit(script, launch, *own, launch_family(script, launch, job_folder)) \

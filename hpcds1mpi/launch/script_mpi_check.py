@@ -3,13 +3,15 @@
 :func:`mpi_mismatch` is one warning line when a launch line starts a program linked against
 one MPI family (Open MPI, MPICH) with the other family's launcher, naming one that fits (a
 note where either is found on this PATH after a line that changes the job's environment);
-:func:`srun_check` the same for ``srun`` and its MPI plugin (:func:`launch_checks`: both, for
-every launch line). It reads files (the launcher's real name and linked libraries; the
-program's MPI as the sweep reads it, :mod:`hpcds1mpi.launch.program_file_mpi`: an ELF's
-``NEEDED``, its libraries' in turn, or its version banner, a Python program's mpi4py, a shell
-wrapper's program) and runs nothing but the module-system lines before a launch
-(:mod:`~hpcds1mpi.launch.module_path`: a module system's own init file and module files only
-root or the user can write) and a Python program's interpreter, asked where its mpi4py is; the families themselves are :mod:`hpcds1mpi.launch.mpi_names`'s.
+:func:`srun_check` the same for ``srun`` and its MPI plugin
+(:func:`~hpcds1mpi.launch.launch_line_checks.launch_checks`: both, for every launch line). It
+reads files (the launcher's real name and linked libraries; the program's MPI as the sweep
+reads it, :mod:`hpcds1mpi.launch.program_file_mpi`: an ELF's ``NEEDED``, its libraries' in
+turn, or its version banner, a Python program's mpi4py, a shell wrapper's program) and runs
+nothing but the module-system lines before a launch (:mod:`~hpcds1mpi.launch.module_path`: a
+module system's own init file and module files only root or the user can write) and a Python
+program's interpreter, asked where its mpi4py is; the families themselves are
+:mod:`hpcds1mpi.launch.mpi_names`'s.
 """
 
 from __future__ import annotations
@@ -23,8 +25,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.elf_libraries import needed_files
-from hpcds1mpi.launch.mpi_installation import (LAUNCHER_FILE_NAMES, installation_launcher,
-                                               launcher_file_family)
+from hpcds1mpi.launch.mpi_installation import installation_launcher, launcher_file_family
 from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPICH, OPENMPI,
                                         family_of_soname)
 from hpcds1mpi.launch.pmix_support import (mpich_speaks_pmix, openmpi_slurm_pmi,
@@ -41,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover
 #: moves are :mod:`~hpcds1mpi.launch.script_folder`'s.
 _ENV_RE = re.compile(r"(?<![\w./-])(module|ml|source|spack|conda|mamba|micromamba|eval|"
                      r"\.)\s|(?<![\w])PATH=")
+
+
 def program_file_family(path: str, env: dict | None = None) -> tuple[str | None, str]:
     """(family, evidence) of a program file, read as the sweep reads it: an ELF's MPI library
     (its own ``NEEDED`` or its libraries': ScaLAPACK, PETSc, parallel HDF5) or a static
@@ -52,7 +55,7 @@ def program_file_family(path: str, env: dict | None = None) -> tuple[str | None,
 
 
 @functools.lru_cache(maxsize=4)
-def _first_env_line(text: str) -> float:
+def first_env_line(text: str) -> float:
     """The first command line of a script's text that changes the environment, ``inf`` for
     none: read once, so each launch line asks in constant time (a script of thousands of
     launch lines rescanned for each took minutes)."""
@@ -62,7 +65,7 @@ def _first_env_line(text: str) -> float:
     return math.inf
 
 
-def _found(word: str | None, folder: str | None, path_var: str | None) -> str | None:
+def named_file(word: str | None, folder: str | None, path_var: str | None) -> str | None:
     """The file ``word`` names: a path (relative to ``folder``), or a name on ``path_var``."""
     if not word or "$" in word:
         return None
@@ -109,11 +112,11 @@ def ranks_program(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
     if launch.kind == "mpi" and "/" not in word:
         launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
         # only an Open MPI launcher by its files asks the sweep's rule (which runs --version)
-        launcher = _found(launcher_word, launch_folder(script, launch, cwd), path_var)
+        launcher = named_file(launcher_word, launch_folder(script, launch, cwd), path_var)
         if launcher is not None and launcher_file_family(launcher) == OPENMPI:
             path_var = rank_environment(launcher_word, _launcher_args(script, launch),
                                         {"PATH": path_var or ""}).get("PATH") or path_var
-    return word, _found(word, launch_folder(script, launch, cwd), path_var)
+    return word, named_file(word, launch_folder(script, launch, cwd), path_var)
 
 
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,
@@ -141,7 +144,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if launch.kind != "mpi":
         return None
     env = os.environ if env is None else env
-    changed_at = _first_env_line(script.text)
+    changed_at = first_env_line(script.text)
     unknown, moduled = "", math.inf
     if changed_at < launch.line:  # s36 tester M1: the PATH its module lines give, if told
         from hpcds1mpi.launch.module_path import job_path
@@ -153,7 +156,7 @@ def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     folder = launch_folder(script, launch, cwd)
     word, program = ranks_program(script, launch, cwd, env)
     launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
-    launcher = _found(launcher_word, folder, path_var)
+    launcher = named_file(launcher_word, folder, path_var)
     # not checked, said (s39 tester D8: skipped in silence after a cd advise cannot follow)
     if program is None and launcher is not None and folder is None and "/" in word \
             and not os.path.isabs(word) and (moved := unknown_move(script, launch)):
@@ -271,13 +274,13 @@ def srun_finding(script: "JobScript", launch: "Launch", cwd: str, env: dict | No
     if launch.kind != "slurm":
         return None
     env = os.environ if env is None else env
-    changed_at = _first_env_line(script.text)
+    changed_at = first_env_line(script.text)
     path_var = None if changed_at < launch.line else env.get("PATH")
     word = program_word([launch.program or "", *launch.args])
-    program = _found(word, launch_folder(script, launch, cwd), path_var)
+    program = named_file(word, launch_folder(script, launch, cwd), path_var)
     maybe_other = program is None and path_var is None and "/" not in word
     if maybe_other:  # a module changes which program runs, not which srun: read this one
-        program = _found(word, None, env.get("PATH"))
+        program = named_file(word, None, env.get("PATH"))
     plugin_of = _srun_plugin(launch, env)
     if program is None or plugin_of is None:
         return None
@@ -382,65 +385,3 @@ def _mpi_library(program: str, family: str, tree: list | None = None) -> str | N
         return None
     return next((file for name, _, file in tree
                  if file and family_of_soname(name) == family), None)
-
-
-def launch_family(script: "JobScript", launch: "Launch | None",
-                  job_folder: str | None = None) -> str | None:
-    """The MPI family (:data:`~hpcds1mpi.launch.mpi_names.OPENMPI` / ``MPICH``) of an
-    ``mpirun`` / ``mpiexec`` line: from the launcher's name (``mpirun.openmpi``, ``orterun``);
-    where the job's folder is given, from the launcher's file, else the program's (the files
-    ``advise`` reads for its launcher warning, nothing run). None when nothing says."""
-    if launch is None or launch.kind != "mpi":
-        return None
-    # the same lookup as the MPI warning's, so the warning and the binding agree
-    from hpcds1mpi.launch.script_placeholders import program_at
-
-    named = LAUNCHER_FILE_NAMES.get(os.path.basename(launch.launcher))
-    if named is not None or job_folder is None:
-        return named
-    path_var = None if _first_env_line(script.text) < launch.line else os.environ.get("PATH")
-    folder = launch_folder(script, launch, job_folder)
-    launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"), folder,
-                      path_var)
-    family = launcher_file_family(launcher) if launcher else None
-    if family is None:
-        words = [launch.program or "", *launch.args]
-        program = _found(words[program_at(words)], folder, path_var)
-        family = program_file_family(program)[0] if program else None
-    return family if family in (OPENMPI, MPICH) else None
-
-
-def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
-                  skip: frozenset = frozenset(), measured: tuple | None = None
-                  ) -> tuple[list[str], list[str]]:
-    """(warnings, notes) on the MPI of every launch line of ``script``: :func:`mpi_mismatch`
-    and :func:`srun_check`, each (program, launcher) pair said once, at its first line; a host
-    list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) or
-    spelled as its MPI refuses (:mod:`~hpcds1mpi.launch.host_spelling`) and a
-    binding of one core for a rank's threads
-    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of. ``skip``:
-    the lines whose program is not the measured one
-    (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
-    launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2). No
-    launcher is run; the module-system lines before a launch are, as :func:`mpi_mismatch`
-    says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
-    :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
-    from hpcds1mpi.launch.host_spelling import host_warnings
-    from hpcds1mpi.launch.script_thread_binding import one_core_warning
-
-    seen: set = set()
-    warnings, notes = [], []
-    line, recorded = measured or (None, None)
-    for launch in script.launches:
-        ours = recorded if launch.line == line else None
-        if launch.line in skip:
-            pass
-        elif found := (mpi_mismatch(script, launch, cwd, env, seen=seen, recorded=ours)
-                     or srun_check(script, launch, cwd, env, seen=seen, recorded=ours)):
-            (warnings if found[0] == "warning" else notes).append(found[1])
-        named = launch_family(script, launch, cwd)  # a host spelling by the sweep's MPI too
-        warnings += [w for w in (*host_warnings(script, launch, named or (
-                                     ours.family if ours else None)),
-                                 one_core_warning(script, launch, named)) if w]
-    return warnings, notes
-

@@ -265,7 +265,7 @@ def rewrite(script: "JobScript", to: Layout, family: str | None = None
     Only the directives, the launch line and the thread variables change (their counts,
     and the OpenMP placement where ranks lose their own cores); every other line is kept
     byte for byte. ``family``: the launch line's MPI where known
-    (:func:`~hpcds1mpi.launch.script_binding.launch_family`): Open MPI's ``mpirun`` gets the
+    (:func:`~hpcds1mpi.launch.launch_line_checks.launch_family`): Open MPI's ``mpirun`` gets the
     binding a rank's threads need (:func:`~hpcds1mpi.launch.script_binding.added_binding`).
     """
     e = Edits(script)

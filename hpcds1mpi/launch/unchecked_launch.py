@@ -45,7 +45,7 @@ def unread_launch(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
     tells, the program is not found here, or the line launches it as its sweep did."""
     from hpcds1mpi.launch.program_file_mpi import file_mpi
     from hpcds1mpi.launch.script_folder import launch_folder
-    from hpcds1mpi.launch.script_mpi_check import _found, _srun_plugin, ranks_program
+    from hpcds1mpi.launch.script_mpi_check import _srun_plugin, named_file, ranks_program
 
     if launch.kind not in ("mpi", "slurm") or (recorded is not None and recorded.family):
         return None
@@ -60,7 +60,7 @@ def unread_launch(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
         plugin_of = _srun_plugin(launch, env)
         launcher, plugin = "srun", plugin_of[0] if plugin_of else None
     else:
-        launcher = _found(script.text[launch.span[0]:launch.span[1]].strip("\"'"),
+        launcher = named_file(script.text[launch.span[0]:launch.span[1]].strip("\"'"),
                           launch_folder(script, launch, cwd), env.get("PATH")) or ""
         plugin = None
     if recorded is not None and launcher and same_launch(recorded, launcher, plugin):

@@ -9,6 +9,7 @@ import os
 import pytest
 
 from hpcds1mpi.launch import script_mpi_check as mpi_check
+from hpcds1mpi.launch.launch_line_checks import launch_checks
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
 
@@ -52,5 +53,5 @@ SRUN_PMIX = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix",
 def checks(text: str, folder, recorded, conf=None) -> tuple[list[str], list[str]]:
     script = read_script(text)
     env = {"PATH": os.environ["PATH"], "SLURM_CONF": str(conf or folder / "none.conf")}
-    return mpi_check.launch_checks(script, str(folder), env,
-                                   measured=(script.launches[-1].line, recorded))
+    return launch_checks(script, str(folder), env,
+                         measured=(script.launches[-1].line, recorded))

@@ -9,7 +9,7 @@ from hpcds1mpi.decide.advise_launch import text_only_checks
 from hpcds1mpi.launch.host_spelling import host_spelling_warning
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.recorded_mpi import RecordedMPI
-from hpcds1mpi.launch.script_mpi_check import launch_checks, launch_family
+from hpcds1mpi.launch.launch_line_checks import launch_checks, launch_family
 from hpcds1mpi.launch.script_reading import read_script
 
 SCRIPT = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH -t 30\n{launch} ./heat 2000 100\n"

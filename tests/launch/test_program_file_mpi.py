@@ -135,7 +135,7 @@ def test_the_word_read_is_an_r_front_ends_program_file():
 def test_advise_warns_of_a_launcher_that_cannot_start_an_r_program(tmp_path, launch, said):
     """s32 tester W2: `mpirun` (the venv's hydra first on PATH) and `srun --mpi=pmi2` of an
     Rmpi program were silent; both jobs failed."""
-    from hpcds1mpi.launch.script_mpi_check import launch_checks
+    from hpcds1mpi.launch.launch_line_checks import launch_checks
     from hpcds1mpi.launch.script_reading import read_script
 
     _r_program(tmp_path)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.launch import script_mpi_check as mpi_check
+from hpcds1mpi.launch.launch_line_checks import launch_checks
 from hpcds1mpi.launch.recorded_mpi import recorded_mpi
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
@@ -45,7 +46,7 @@ def test_another_familys_mpirun_for_an_unread_program_is_warned_of(launchers, di
     fits = f"#!/bin/bash\n#SBATCH --ntasks=2\n{launchers['openmpi']} -n 2 ./app in.bf\n"
     assert checks(fits, dispatcher, recorded) == ([], [])
     # only the measured program's line: advise's other lines are left as before
-    assert mpi_check.launch_checks(read_script(text), str(dispatcher)) == ([], [])
+    assert launch_checks(read_script(text), str(dispatcher)) == ([], [])
 
 
 def test_srun_pmi2_for_an_unread_open_mpi_program_is_warned_of(launchers, dispatcher):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.script_hosts import host_list_warning
-from hpcds1mpi.launch.script_mpi_check import launch_checks
+from hpcds1mpi.launch.launch_line_checks import launch_checks
 from hpcds1mpi.launch.script_reading import read_script
 
 #: The tester's adv/B.sbatch: hydra told to run on hosts.txt's nodes inside a Slurm job.

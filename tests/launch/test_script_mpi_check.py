@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.launch import script_mpi_check as mpi_check
+from hpcds1mpi.launch.launch_line_checks import launch_checks
 from hpcds1mpi.launch.script_reading import read_script
 from tests.helpers import system_program
 
@@ -206,8 +207,8 @@ def test_mpirun_after_a_line_that_changes_the_environment_is_checked_on_this_pat
             "another mpirun or simpleFoam: check `which mpirun` in the job)") in line
     suggested = line.split("launch it with ")[1].split(" ")[0]
     assert mpi_check.launcher_file_family(suggested) == "openmpi", line
-    warnings, notes = mpi_check.launch_checks(read_script(PITZ.format(case=tmp_path)),
-                                              str(tmp_path), env)
+    warnings, notes = launch_checks(read_script(PITZ.format(case=tmp_path)),
+                                    str(tmp_path), env)
     assert (warnings, notes) == ([], [line])
     unsourced = PITZ.format(case=tmp_path).replace("source /usr/share/openfoam/etc/bashrc\n",
                                                    "")
@@ -305,7 +306,7 @@ def test_launch_checks_sort_warnings_from_notes(mpis, nothing_runs, tmp_path, mo
     app = mpis["openmpi_app"]
     script = read_script(f"#SBATCH -N 1\nsrun {app}\n{mpis['mpich_run']} -n 2 {app}\n"
                          f"srun {app}\n")
-    warnings, notes = mpi_check.launch_checks(script, str(tmp_path))
+    warnings, notes = launch_checks(script, str(tmp_path))
     assert len(warnings) == 1 and warnings[0].startswith("line 3: hpcc is linked against "
                                                          "Open MPI"), warnings
     assert len(notes) == 1 and notes[0].startswith("line 2: hpcc"), notes  # once: line 4 not
@@ -491,6 +492,6 @@ def test_a_script_recommend_wrote_for_a_swept_folder_is_checked(mpis, tmp_path, 
     text = scripts.render(job, "slurm", folder=str(swept), inputs=["./app"])
     assert "edit the cd line" in text and f"\ncd {shlex.quote(str(swept))}\n" in text
     script = read_script(text.replace(mpis["mpich_run"], mpis["openmpi_run"]))
-    warnings, _ = mpi_check.launch_checks(script, str(elsewhere))
+    warnings, _ = launch_checks(script, str(elsewhere))
     assert any("app is linked against the MPICH family" in w and "Open MPI's launcher" in w
                for w in warnings), warnings

@@ -10,7 +10,8 @@ import subprocess
 
 import pytest
 
-from hpcds1mpi.launch.script_binding import binding_note, launch_family, remap
+from hpcds1mpi.launch.launch_line_checks import launch_family
+from hpcds1mpi.launch.script_binding import binding_note, remap
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout, rewrite
 

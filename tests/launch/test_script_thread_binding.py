@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
 from hpcds1mpi.launch.script_binding import binding_note
-from hpcds1mpi.launch.script_mpi_check import launch_checks
+from hpcds1mpi.launch.launch_line_checks import launch_checks
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout, rewrite
 from hpcds1mpi.launch.script_thread_binding import one_core_warning
