@@ -15,8 +15,9 @@ Never assumed: read from the program itself, past an exec-wrapper prefix (``env 
 
 A launcher's family comes from its ``--version`` (hydra: MPICH family; "Open MPI"/"OpenRTE":
 Open MPI; ``srun`` starts either, given the right ``--mpi`` plugin). :func:`check_launcher`
-refuses a pairing that cannot form one job, naming a launcher on PATH that can. Whether this
-process itself was started by its mpi4py's family: :mod:`hpcds1mpi.launch.own_launcher`.
+refuses a pairing that cannot form one job, naming a launcher on PATH that can (a batch
+script's: :mod:`hpcds1mpi.launch.script_launcher_mpi`). Whether this process itself was
+started by its mpi4py's family: :mod:`hpcds1mpi.launch.own_launcher`.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch.elf_libraries import elf_needed, ldd_text
-from hpcds1mpi.launch.exec_wrappers import past_wrappers, program_index
+from hpcds1mpi.launch.exec_wrappers import past_wrappers
 from hpcds1mpi.launch.mpi_init_calls import NO_MPI_CALLS
 from hpcds1mpi.launch.mpi_names import (CANDIDATES, FAMILY_NAMES, LAUNCHER_NAMES, MPI4PY_FILE,
                                         MPI_ABI, MPICH, OPENMPI, ProgramMPI, family_of_banner,
@@ -377,70 +378,3 @@ def check_launcher(program: ProgramMPI, launcher_path: str, srun_mpi: str = "",
     raise words.error(f"{head} but {launcher_path} is "
                       f"{LAUNCHER_NAMES.get(family or '', 'not its launcher')}, "
                       f"which would start it as independent 1-rank copies; {hint}")
-
-
-def check_script(program_tokens: list[str], launcher, path: str | None = None,
-                 runs=lambda found: None) -> None:
-    """Refuse a batch script whose launcher cannot start its program as one job.
-
-    Only where the program is found here (the machine writing the script) and its MPI is read:
-    Open MPI under ``srun`` needs ``--mpi=pmix`` unless its installation has a Slurm PMI
-    component (:func:`openmpi_pmi2_refusal`; Debian's has none and aborts in ``MPI_Init``
-    under ``--mpi=pmi2``, as the test Slurm shows), any MPI under ``--mpi=none`` has no
-    wire-up, and an ``mpiexec``/``mpirun`` found here must be of the program's family: a path,
-    or a bare name looked up on ``path`` (the PATH the job will have; None: not known here).
-    ``runs``: the launcher a script found as the launcher runs, of path -> path or None
-    (:func:`~hpcds1mpi.launch.given_launcher.wrapped_launcher`; s32 tester X2).
-
-    Raises:
-        ConfigError: one line naming the program's MPI and the cluster-file key to set.
-    """
-    program = program_mpi(program_tokens)
-    want = program.family
-    if want not in (OPENMPI, MPICH):
-        return
-    name = os.path.basename(program_tokens[program_index(program_tokens)])
-    head = f"{name} is linked against {FAMILY_NAMES[want]} ({program.evidence})"
-    if getattr(launcher, "name", "") == "srun":
-        mpi = getattr(launcher, "mpi", "")
-        if want == OPENMPI and not mpi.startswith("pmix") and (
-                mpi in ("", "none") or (why := openmpi_pmi2_refusal(program))):
-            because = f"{why}, so " if mpi not in ("", "none") else ""
-            raise ConfigError(f"{head}; {because}srun --mpi={mpi or 'none'} cannot start it as "
-                              "one job: set mpi = \"pmix\" in the cluster file (or launcher = "
-                              "\"mpirun\" with mpiexec = its mpirun)")
-        if mpi in ("", "none"):
-            raise ConfigError(f"{head}; srun --mpi=none gives its ranks no wire-up: set "
-                              "mpi = \"pmi2\" in the cluster file")
-        if why := pmix_refusal(program, mpi):
-            raise ConfigError(f"{head}; {why}: set mpi = \"pmi2\" in the cluster file")
-        return
-    command = getattr(launcher, "command", "")
-    found = command
-    if "/" not in command:  # a bare mpiexec/mpirun is whatever the job's PATH gives there
-        # s31 tester P1: on Debian the bare mpiexec is Open MPI's orterun, and an MPICH program
-        # ran as two 1-rank copies: checked where the job's PATH is this one
-        found = shutil.which(command, path=path) if path else None
-        if found is None:
-            return
-    family = launcher_family(found) if os.path.exists(found) else None
-    # s32 tester X2: a script around a launcher (OpenCoarrays' cafrun) is of the family of the
-    # launcher it runs; one that is no launcher at all: script_launcher.check_launch
-    runs = runs(found) if family is None and os.path.exists(found) else None
-    family = launcher_family(runs) if runs else family
-    if family in (OPENMPI, MPICH) and family != want:
-        others = candidates(want, exclude=found, library=library_file(program))
-        real = os.path.realpath(found)  # a link (s36 tester M2), a module's bin (M1)
-        link = f", a link to {real}" if real != found else ""
-        if found != command:
-            command = f"{command} (here {found}{link})"
-        elif link:
-            command = f"{command} ({link[2:]})"
-        if runs:
-            command = f"{command} (a script that runs {runs})"
-        # both keys: a cluster file's mpiexec without launcher is unused under Slurm (s36 M2)
-        kind = "mpirun" if os.path.basename(getattr(launcher, "command", "")).startswith(
-            "mpirun") else "mpiexec"
-        raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
-                          f"launcher = \"{kind}\" and mpiexec = "
-                          f"\"{others[0] if others else 'its launcher'}\" in the cluster file")

@@ -243,8 +243,8 @@ def retrain_hint(recorded: bool, cluster) -> str:
 
 def check_launch(program: list[str], launcher, cluster, hint: str = "",
                  scheduler: str = "slurm") -> str:
-    """:func:`~hpcds1mpi.launch.mpi_family.check_script`, whose fix names cluster-file keys;
-    where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
+    """:func:`~hpcds1mpi.launch.script_launcher_mpi.check_script`, whose fix names
+    cluster-file keys; where no file gave the cluster it says how to give one (s28 tester T: no cluster; s29
     tester C6: inside an salloc, the cluster read from Slurm); ``hint`` (:func:`retrain_hint`)
     follows such a fix. Returns a note, "" for none: a PBS job's bare ``mpiexec`` of another
     MPI on this PATH (qsub does not pass this PATH to the job, whose own may differ: s31
@@ -313,7 +313,7 @@ def check_launch_path(program: list[str], launcher, cluster, hint: str, schedule
                       path: str | None) -> str:
     """:func:`check_launch` with the job's PATH (``path``; None: unknown)."""
     from hpcds1mpi.launch.given_launcher import wrapped_launcher
-    from hpcds1mpi.launch.mpi_family import check_script
+    from hpcds1mpi.launch.script_launcher_mpi import check_script
 
     program = ranks_program_words(program, launcher, path)
     if none := not_launcher(program, launcher, path):  # as the sweep refuses it (s32 X2)
@@ -409,7 +409,7 @@ def not_launcher(program: list[str], launcher, path: str | None) -> str:
 def _refuse_launch(program: list[str], launcher, cluster, hint: str, path) -> None:
     """:func:`check_launch`'s refusal, with the fix of a cluster not from a file."""
     from hpcds1mpi.launch.given_launcher import wrapped_launcher
-    from hpcds1mpi.launch.mpi_family import check_script
+    from hpcds1mpi.launch.script_launcher_mpi import check_script
 
     try:
         check_script(program, launcher, path, wrapped_launcher)

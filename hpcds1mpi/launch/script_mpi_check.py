@@ -355,7 +355,8 @@ def srun_fix(script: "JobScript", launch: "Launch", cwd: str, env: dict | None =
     known to start the program, the warning) where :func:`srun_finding` warns; None where it
     does not (s32 tester U5: the rewrite kept ``srun meep`` under MpiDefault=pmi2, and the
     job failed in MPI_Init). The plugins are the ones ``recommend --emit``'s refusal names for
-    the family (:func:`~hpcds1mpi.launch.mpi_family.check_script`: Open MPI pmix, MPICH pmi2)."""
+    the family (:func:`~hpcds1mpi.launch.script_launcher_mpi.check_script`: Open MPI pmix,
+    MPICH pmi2)."""
     found = srun_finding(script, launch, cwd, env, recorded=recorded)
     return None if found is None or found[0] != "warning" else (found[1], found[2])
 

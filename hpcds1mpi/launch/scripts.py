@@ -142,7 +142,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     launch; the job stops if it fails. ``inputs``: the program's relative paths the job checks
     in ``folder`` before the launch (s37 tester G3)."""
     from hpcds1mpi.launch.bare_program import check_bare_program
-    from hpcds1mpi.launch.mpi_family import check_script
+    from hpcds1mpi.launch.script_launcher_mpi import check_script
     from hpcds1mpi.launch.program_there import check_program_there
     # bash's $'...' where the folder's name holds a newline (s39 tester D2)
     from hpcds1mpi.runtime.message_paths import shell_word

@@ -15,6 +15,7 @@ import pytest
 
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.launch import elf_libraries, mpi_family, own_launcher
+from hpcds1mpi.launch.script_launcher_mpi import check_script
 from tests.helpers import mpiexec, system_program
 
 HELLO = r"""
@@ -124,7 +125,7 @@ def test_a_wrappers_program_is_read_and_a_wrong_family_launcher_refused(tmp_path
     # the batch-script check reads it alike
     with pytest.raises(ConfigError, match=r"^run.sh is linked against Open MPI \(through the "
                                           r"wrapper run.sh.* set launcher = \"mpiexec\" and mpiexec = "):
-        mpi_family.check_script([run], SimpleNamespace(name="mpiexec", command=mpiexec()))
+        check_script([run], SimpleNamespace(name="mpiexec", command=mpiexec()))
     looping = _wrapper(tmp_path, "self.sh", f"#!/bin/sh\nexec {tmp_path}/self.sh\n")
     assert mpi_family.program_mpi([looping]).family is None
 
@@ -326,9 +327,9 @@ def test_a_script_asking_srun_pmix_for_an_mpich_program_is_refused():
     launcher = SimpleNamespace(name="srun", mpi="pmix")
     with pytest.raises(ConfigError, match=r'links no PMIx library.*set mpi = "pmi2" in the '
                                           "cluster file$"):
-        mpi_family.check_script([system_program("NPmpich2"), "-u", "8"], launcher)
-    mpi_family.check_script([system_program("NPmpich2")], SimpleNamespace(name="srun", mpi="pmi2"))
-    mpi_family.check_script([system_program("hpcc")], launcher)
+        check_script([system_program("NPmpich2"), "-u", "8"], launcher)
+    check_script([system_program("NPmpich2")], SimpleNamespace(name="srun", mpi="pmi2"))
+    check_script([system_program("hpcc")], launcher)
 
 
 def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path):
@@ -341,17 +342,17 @@ def test_open_mpi_built_with_slurms_pmi_is_let_through_under_srun_pmi2(tmp_path)
     assert with_pmi.family == "openmpi"
     assert mpi_family.check_launcher(with_pmi, "srun", "pmi2") == "slurm"
     pmi2 = SimpleNamespace(name="srun", mpi="pmi2")
-    mpi_family.check_script([with_pmi.path], pmi2)
+    check_script([with_pmi.path], pmi2)
     without = mpi_family.program_mpi([fake_openmpi(tmp_path, "without")])
     with pytest.raises(ConfigError, match=r"no Slurm PMI component \(no mca_pmix_s1/s2 in .*"
                                           r"/lib/openmpi\), so srun --mpi=pmi2 cannot start it "
                                           "as one job: use srun --mpi=pmix"):
         mpi_family.check_launcher(without, "srun", "pmi2")
     with pytest.raises(ConfigError, match="no Slurm PMI component.*set mpi = \"pmix\""):
-        mpi_family.check_script([without.path], pmi2)
+        check_script([without.path], pmi2)
     for either in (with_pmi, without):  # no wire-up at all, whatever it was built with
         with pytest.raises(ConfigError, match="srun --mpi=none cannot start it"):
-            mpi_family.check_script([either.path], SimpleNamespace(name="srun", mpi="none"))
+            check_script([either.path], SimpleNamespace(name="srun", mpi="none"))
 
 
 
