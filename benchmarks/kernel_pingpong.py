@@ -13,7 +13,7 @@ import re
 import subprocess
 import sys
 
-from hpcds1mpi.launch.launchers import mpiexec_path
+from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
 PINGPONG_MAX = 1 << 22
 

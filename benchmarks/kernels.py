@@ -37,7 +37,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from hpcds1mpi.launch.launchers import mpiexec_path
+from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kernel_limits as limits  # noqa: E402 - the sibling module, found from this folder

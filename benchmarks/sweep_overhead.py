@@ -51,7 +51,7 @@ def one_sweep(tmp: Path, name: str, snapshot_every: float, sizes: str, min_time:
     import pandas as pd  # noqa: F401 - read_runs needs it
 
     from hpcds1mpi.records import telemetry
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
     out = tmp / f"{name}.h5"
     summary_path = tmp / f"{name}.json"

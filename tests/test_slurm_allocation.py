@@ -124,12 +124,12 @@ def test_leftover_variables_choose_no_srun_and_no_allocation_nodes(slurm, tmp_pa
     """The readers beside the partition's (s32 tester T4): the launcher, the nodes a sweep can
     reach and tune's allocation take a leftover job id as no allocation."""
     from hpcds1mpi.decide import tune_space
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery, launchers
     from hpcds1mpi.measure.reachable_nodes import reachable_nodes
 
     job = _ended_job(slurm)
     env = {**os.environ, "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": job, **LEFTOVERS}
-    assert not launchers.in_slurm(env)
+    assert not launcher_discovery.in_slurm(env)
     assert reachable_nodes(launchers.local("mpiexec"), env)[0] == 1  # this machine, not 4
     part = type("P", (), {"usable_cores_per_node": 2, "cores_per_node": 2})()
     assert tune_space.allocation(part, "srun", env=env) == (1, 2)
@@ -224,11 +224,11 @@ def test_another_jobs_figures_choose_no_srun_no_allocation_nodes_and_no_tune_all
         slurm, running_job):
     """The readers beside the partition's take the contradicted variables as no allocation."""
     from hpcds1mpi.decide import tune_space
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery, launchers
     from hpcds1mpi.measure.reachable_nodes import reachable_nodes
 
     env = {**os.environ, "SLURM_CONF": slurm.conf, "SLURM_JOB_ID": running_job, **COPIED}
-    assert not in_allocation(env) and not launchers.in_slurm(env)
+    assert not in_allocation(env) and not launcher_discovery.in_slurm(env)
     assert reachable_nodes(launchers.local("mpiexec"), env)[0] == 1  # this machine, not 2
     part = type("P", (), {"usable_cores_per_node": 2, "cores_per_node": 2})()
     assert tune_space.allocation(part, "srun", env=env) == (1, 2)

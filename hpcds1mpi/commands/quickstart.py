@@ -236,7 +236,7 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
     from pathlib import Path
 
     from hpcds1mpi.atomic import check_output_dir, write_error, write_text
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
     check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")

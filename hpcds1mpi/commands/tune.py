@@ -262,10 +262,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         layout = node_layout(world := world_comm())
         kind = "in-process"
     else:
-        from hpcds1mpi.launch import launchers
+        from hpcds1mpi.launch import launcher_discovery
 
         kind = (choice.launcher if choice is not None else None) or launcher or (
-            "srun" if launchers.in_slurm() else None)
+            "srun" if launcher_discovery.in_slurm() else None)
         if kind is None:  # inside a PBS/LSF/... job it is in one, whose nodes are unread (X4)
             job = foreign_job()
             raise LaunchError("tune runs configurations for real: " + (
@@ -286,7 +286,7 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
 
                 check_kernel_plugin(mpi_plugin)
         elif choice is None or choice.mpiexec is None:
-            launchers.mpiexec_path()  # LaunchError when there is none
+            launcher_discovery.mpiexec_path()  # LaunchError when there is none
         from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
 
         refuse_unused_plugin(mpi_plugin, launcher, choice, kind)  # s44: had been dropped

@@ -32,7 +32,7 @@ def model_launch(choice, bundle, workload: str, program: str, launcher: str | No
     tune would then tune this node only).
     """
     from hpcds1mpi.cluster import resolve_cluster
-    from hpcds1mpi.launch.launchers import in_slurm
+    from hpcds1mpi.launch.launcher_discovery import in_slurm
     from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher
     from hpcds1mpi.surrogates.levels import bundle_levels
     from hpcds1mpi.surrogates.program_launcher import launch_for

@@ -135,11 +135,11 @@ def trials_launcher(out: str, choice, part, submit: bool) -> dict | None:
     import dataclasses
 
     from hpcds1mpi.errors import LaunchError
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch.launcher_discovery import in_slurm
 
     if choice is None or not os.path.isfile(out):
         return None
-    kind = choice.launcher or ("srun" if submit or launchers.in_slurm() else None)
+    kind = choice.launcher or ("srun" if submit or in_slurm() else None)
     if kind is None:
         return None
     trial = dataclasses.replace(choice, launcher=kind)

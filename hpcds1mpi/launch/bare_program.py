@@ -19,7 +19,8 @@ from hpcds1mpi.errors import ConfigError
 def _looks_in_folder(launcher) -> bool:
     """Whether ``launcher`` finds a bare program name in the job's folder too (srun, Open
     MPI's mpirun: both do, after PATH)."""
-    from hpcds1mpi.launch.launchers import OpenMpiMpirun, Srun, mpiexec_flavor
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_flavor
+    from hpcds1mpi.launch.launchers import OpenMpiMpirun, Srun
 
     if isinstance(launcher, (Srun, OpenMpiMpirun)):
         return True

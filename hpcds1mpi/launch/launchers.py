@@ -10,7 +10,8 @@ A launcher gives
 :class:`Srun` (Slurm), :class:`HydraMpiexec` (MPICH, Intel MPI), :class:`OpenMpiMpirun` (Open
 MPI) launch on this machine; :class:`Mpiexec` is a site's ``mpiexec``/``mpirun`` of unknown
 flavour, as a PBS script writes it (placement comes from the ``select`` chunks).
-:func:`local` picks one for this machine, :func:`for_script` for a batch script. The options
+:func:`local` picks one for this machine (what it offers: :mod:`~.launcher_discovery`),
+:func:`for_script` for a batch script. The options
 that give Open MPI's ranks the cores of their threads are :mod:`~.open_mpi_binding`'s.
 """
 
@@ -19,17 +20,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
-import subprocess
-import sys
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Sequence
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
-from hpcds1mpi.launch import program
+from hpcds1mpi.launch import launcher_discovery as discovery, program
 from hpcds1mpi.launch.hydra_binding import hydra_binding, hydra_thread_args
 from hpcds1mpi.launch.intel_pinning import (bind_to_note, is_intel, own_binding, own_tokens,
                                             pinning_binding, pinning_note, pinning_text,
@@ -287,62 +283,12 @@ class OpenMpiMpirun(Mpiexec):
         return said
 
 
-def in_slurm(env: dict | None = None) -> bool:
-    """Whether this process runs inside a Slurm allocation (a leftover ``SLURM_JOB_ID`` of no
-    running job is none: :func:`~hpcds1mpi.slurm_allocation.leftover_job`, s32 tester T4;
-    its note is the partition reader's or the sweep's to say, in their own channel)."""
-    from hpcds1mpi.slurm_allocation import leftover_job
-
-    env = os.environ if env is None else env
-    return "SLURM_JOB_ID" in env and not leftover_job(env)
-
-
-def detect(env: dict | None = None) -> str:
-    """``"srun"`` inside a Slurm allocation with srun on PATH, else ``"mpiexec"``."""
-    return "srun" if in_slurm(env) and shutil.which("srun") else "mpiexec"
-
-
-def mpiexec_path() -> str:
-    """The mpiexec next to this Python (the mpich wheel's), else the one on PATH."""
-    here = Path(sys.executable).parent / "mpiexec"
-    found = str(here) if here.exists() else shutil.which("mpiexec") or shutil.which("mpirun")
-    if not found:
-        raise LaunchError("no mpiexec found: install an MPI (pip install 'hpcds1mpi[mpich]') "
-                          "or put mpiexec on PATH")
-    return found
-
-
-def version_text(path: str) -> str | None:
-    """``PATH --version``'s output, asked once per path and ``$PATH`` (None when it cannot
-    run): a launcher script answers through the PATH it is run under (Intel MPI's
-    ``bin/mpirun`` runs ``mpiexec.hydra`` as PATH finds it; s35 fixer L4)."""
-    return _version_text(path, os.environ.get("PATH"))
-
-
-@lru_cache(maxsize=None)
-def _version_text(path: str, search_path: str | None) -> str | None:
-    """:func:`version_text` of ``path`` run under the current environment, whose PATH is
-    ``search_path`` (the cache key only: the run inherits it)."""
-    try:
-        return subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def mpiexec_flavor(path: str) -> str:
-    """``"openmpi"`` or ``"hydra"`` (MPICH / Intel MPI), from ``mpiexec --version``."""
-    from hpcds1mpi.launch.mpi_installation import version_family
-
-    return "openmpi" if version_family(path, version_text(path)) == "openmpi" else "hydra"
-
-
 def library_version(path: str) -> str:
     """The launcher's version line, e.g. ``"mpiexec Version: 4.2.0"``, for the fingerprint
     (:func:`~hpcds1mpi.launch.mpi_names.launcher_version_line`: never a help box's frame)."""
     from hpcds1mpi.launch.mpi_names import launcher_version_line
 
-    text = version_text(path)
+    text = discovery.version_text(path)
     if text is None:  # cannot run: the fingerprint has said "unknown" for this since it began
         return "unknown"
     return f"{os.path.basename(path)} {launcher_version_line(text)}"
@@ -386,16 +332,16 @@ def local(launcher: str | None = None, *, mpi: str = "pmi2", mpiexec: str | None
     Raises:
         LaunchError: an unknown launcher, or no mpiexec.
     """
-    launcher = launcher or ("mpiexec" if mpiexec else detect())
+    launcher = launcher or ("mpiexec" if mpiexec else discovery.detect())
     if launcher == "srun":
         return Srun(mpi, tuple(args), cores=cores)
     if launcher == "mpiexec":
-        path = mpiexec or mpiexec_path()
-        if mpiexec_flavor(path) == "openmpi":
+        path = mpiexec or discovery.mpiexec_path()
+        if discovery.mpiexec_flavor(path) == "openmpi":
             root = hasattr(os, "geteuid") and os.geteuid() == 0
             return OpenMpiMpirun(path, tuple(args), hold=True, as_root=root, cores=cores)
-        return HydraMpiexec(path, tuple(args), hold=True, intel=is_intel(version_text(path)),
-                            cores=cores)
+        return HydraMpiexec(path, tuple(args), hold=True,
+                            intel=is_intel(discovery.version_text(path)), cores=cores)
     raise LaunchError(f"unknown launcher {launcher!r}; use one of {', '.join(LAUNCHERS)}")
 
 
@@ -437,7 +383,7 @@ def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launch
     command = getattr(cluster, "mpiexec", "") or name
     if _open_mpi_here(command):
         return OpenMpiMpirun(command, args, as_root=False, cores=cores)
-    if "/" in command and os.path.isfile(command) and is_intel(version_text(command)):
+    if "/" in command and os.path.isfile(command) and is_intel(discovery.version_text(command)):
         return HydraMpiexec(command, args, intel=True, cores=cores)  # s35 tester I1
     return Mpiexec(command, args)
 
@@ -445,4 +391,5 @@ def for_script(scheduler: str, cluster=None, cores: int | None = None) -> Launch
 def _open_mpi_here(command: str) -> bool:
     """Whether ``command`` is a path to Open MPI's launcher on this machine."""
     # mpiexec_flavor, not mpi_family.launcher_family: mpi_family imports this module.
-    return "/" in command and os.path.isfile(command) and mpiexec_flavor(command) == "openmpi"
+    return "/" in command and os.path.isfile(command) \
+        and discovery.mpiexec_flavor(command) == "openmpi"

@@ -291,7 +291,7 @@ def launcher_family(path: str) -> str | None:
     """``"openmpi"``, ``"mpich"`` (hydra, Intel MPI), ``"slurm"`` (srun), or None when
     neither the command's ``--version`` nor its file names an MPI launcher
     (:func:`~hpcds1mpi.launch.mpi_installation.version_family`)."""
-    from hpcds1mpi.launch.launchers import version_text
+    from hpcds1mpi.launch.launcher_discovery import version_text
     from hpcds1mpi.launch.mpi_installation import version_family
 
     if os.path.basename(path) == "srun":

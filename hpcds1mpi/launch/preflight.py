@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
-from hpcds1mpi.launch import launchers, mpi_family, probe
+from hpcds1mpi.launch import launcher_discovery, launchers, mpi_family, probe
 from hpcds1mpi.launch.help_text import launcher_text
 from hpcds1mpi.launch.mpi_installation import other_installation
 from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, MPICH, OPENMPI
@@ -86,7 +86,7 @@ class LaunchChoice:
         """What starts the ranks under this choice, where it is not srun, as a refusal of
         ``--mpi`` names it (:func:`refuse_unused_plugin`); "" where srun does. ``launcher``:
         the command line's ``--launcher``."""
-        if (self.launcher or launchers.detect()) == "srun":
+        if (self.launcher or launcher_discovery.detect()) == "srun":
             return ""
         if launcher == "mpiexec":
             return "--launcher mpiexec"
@@ -216,7 +216,7 @@ def check_srun(path: str, launch: launchers.Launcher, env: dict, one_rank: bool,
                               f"{_srun_says(err)[:200]}); nothing was measured: "
                               + _step_fix(plugin, plugins, program, program_env or env))
     lines = [f"a one-task srun --mpi={plugin} step ran"] if one_rank and plugin else []
-    if not launchers.in_slurm(env):
+    if not launcher_discovery.in_slurm(env):
         lines.append("not inside a Slurm allocation: each launch is a Slurm job of its own (its "
                      "wait counts in the launch's wall time); run inside salloc / sbatch")
     return lines

@@ -47,7 +47,7 @@ class Release(NamedTuple):
 
 def slurm_release() -> Release | None:
     """The release of the ``srun`` on PATH (None: no srun, or no version in its answer)."""
-    from hpcds1mpi.launch.launchers import version_text
+    from hpcds1mpi.launch.launcher_discovery import version_text
 
     path = shutil.which("srun")
     m = re.search(r"(\d+)\.(\d+)(?:\.\d+)?", version_text(path) or "") if path else None

@@ -129,7 +129,7 @@ def _arm_tripwires(monkeypatch) -> None:
         raise Launched("a bad input reached a launch (it should have been refused before)")
 
     import hpcds1mpi.commands.quickstart as quickstart
-    import hpcds1mpi.launch.launchers as launchers
+    import hpcds1mpi.launch.launcher_discovery as launcher_discovery
 
     monkeypatch.setattr(quickstart, "_run", tripped)
-    monkeypatch.setattr(launchers, "mpiexec_path", tripped)
+    monkeypatch.setattr(launcher_discovery, "mpiexec_path", tripped)

@@ -82,7 +82,7 @@ def fake_steps(monkeypatch):
     """quickstart with its three subprocess steps faked (no sweep, no training): the sweep
     appends a line to telemetry.h5, training writes model/, recommending the script."""
     from hpcds1mpi.commands import quickstart
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery
 
     calls = []
 
@@ -103,7 +103,7 @@ def fake_steps(monkeypatch):
         return "table"
 
     monkeypatch.setattr(quickstart, "_run", run)
-    monkeypatch.setattr(launchers, "mpiexec_path", lambda: "mpiexec")
+    monkeypatch.setattr(launcher_discovery, "mpiexec_path", lambda: "mpiexec")
     return calls
 
 
@@ -258,14 +258,14 @@ def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
         import time
         from pathlib import Path
         from hpcds1mpi.commands import quickstart
-        from hpcds1mpi.launch import launchers
+        from hpcds1mpi.launch import launcher_discovery
 
         def sweep(cmd, what, timeout):  # measures a run, then is stopped
             Path(cmd[cmd.index("--out") + 1]).write_text("a measured run")
             print("measuring", flush=True)
             time.sleep(60)
 
-        quickstart._run, launchers.mpiexec_path = sweep, lambda: "mpiexec"
+        quickstart._run, launcher_discovery.mpiexec_path = sweep, lambda: "mpiexec"
         from hpcds1mpi.cli import main
         main(["quickstart", "--out", {str(out)!r}])
     """)

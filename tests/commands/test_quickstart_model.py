@@ -30,7 +30,7 @@ def steps(monkeypatch):
     file of ``steps.runs`` runs (a resume with none new rewrites it unchanged), training a
     bundle whose manifest hashes its members, recommending the script."""
     from hpcds1mpi.commands import quickstart
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery
 
     calls = Steps()
 
@@ -55,7 +55,7 @@ def steps(monkeypatch):
         return "table"
 
     monkeypatch.setattr(quickstart, "_run", run)
-    monkeypatch.setattr(launchers, "mpiexec_path", lambda: "mpiexec")
+    monkeypatch.setattr(launcher_discovery, "mpiexec_path", lambda: "mpiexec")
     return calls
 
 

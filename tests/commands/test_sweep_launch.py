@@ -57,7 +57,7 @@ def test_the_launcher_options_start_the_kernel_sweep(tmp_path, from_file):
 
 
 def _version() -> str | None:
-    from hpcds1mpi.launch.launchers import mpiexec_path, version_text
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path, version_text
 
     return version_text(mpiexec_path())
 

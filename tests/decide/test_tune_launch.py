@@ -36,9 +36,9 @@ def _launch(bundle, *, launcher=None, given=None, submit=False, cluster_file=Non
 
 @pytest.fixture
 def in_allocation(monkeypatch):
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery
 
-    monkeypatch.setattr(launchers, "in_slurm", lambda env=None: True)
+    monkeypatch.setattr(launcher_discovery, "in_slurm", lambda env=None: True)
 
 
 def test_tune_in_an_allocation_takes_the_srun_plugin_the_models_sweep_ran(in_allocation):
@@ -87,9 +87,9 @@ def test_tunes_mpi_option_wins_over_the_cluster_file_and_the_model(in_allocation
 
 
 def test_srun_settings_are_taken_only_where_the_trials_launch_with_srun(monkeypatch):
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery
 
-    monkeypatch.setattr(launchers, "in_slurm", lambda env=None: False)
+    monkeypatch.setattr(launcher_discovery, "in_slurm", lambda env=None: False)
     taken, said = _launch(_bundle(SRUN_PMIX))
     assert taken.mpi == "pmi2" and said == []
     taken, said = _launch(_bundle(SRUN_PMIX), submit=True)  # the job's tune runs srun

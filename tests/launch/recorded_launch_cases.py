@@ -23,7 +23,7 @@ DISPATCHER = ("#!/bin/sh\nEXE=/usr/lib/nowhere/bin/app\n"
 @pytest.fixture
 def launchers():
     """Debian's Open MPI mpirun and MPICH hydra (their --version read once, as elsewhere)."""
-    from hpcds1mpi.launch.launchers import version_text
+    from hpcds1mpi.launch.launcher_discovery import version_text
 
     found = {"openmpi": system_program("mpirun.openmpi"),
              "mpich": system_program("mpiexec.mpich")}

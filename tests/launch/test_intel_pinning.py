@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.config import Configuration
-from hpcds1mpi.launch import launchers
+from hpcds1mpi.launch import launcher_discovery, launchers
 from hpcds1mpi.launch.intel_pinning import is_intel, user_pinning, what_pins_do
 from tests.intel_mpi import build_hybrid, intel_env, intel_mpi
 
@@ -40,7 +40,7 @@ def _cpus(tokens: list[str], program: Path, env: dict) -> list[int]:
 
 
 def test_intel_mpiexec_is_told_from_its_banner_and_mpich_is_not():
-    assert is_intel(launchers.version_text(str(intel_mpi() / "bin" / "mpiexec")))
+    assert is_intel(launcher_discovery.version_text(str(intel_mpi() / "bin" / "mpiexec")))
     assert not is_intel("HYDRA build details:\n    Version: 4.2.0")
     assert not is_intel(None)
     assert launchers.local("mpiexec", mpiexec=str(Path(sys.executable).parent / "mpiexec")

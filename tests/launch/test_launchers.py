@@ -9,7 +9,7 @@ import pytest
 from hpcds1mpi.cluster import Cluster, Partition
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.errors import ConfigError, LaunchError
-from hpcds1mpi.launch import launchers
+from hpcds1mpi.launch import launcher_discovery, launchers
 from hpcds1mpi.launch.open_mpi_binding import UNBIND_OPEN_MPI
 
 
@@ -32,11 +32,11 @@ def test_mpiexec_tokens_one_and_many_nodes(monkeypatch):
         Configuration(1, 4, 2)) == ["/x/mpiexec", "-n", "4", "-ppn", "4"]
     assert launchers.HydraMpiexec("/x/mpiexec").tokens(Configuration(1, 4, 2)) == \
         ["/x/mpiexec", "-n", "4"]
-    monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "hydra")
+    monkeypatch.setattr(launcher_discovery, "mpiexec_flavor", lambda path: "hydra")
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.HydraMpiexec)
     assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
         Configuration(2, 3, 1)) == ["/x/mpiexec", "-n", "6", "-ppn", "3"]
-    monkeypatch.setattr(launchers, "mpiexec_flavor", lambda path: "openmpi")
+    monkeypatch.setattr(launcher_discovery, "mpiexec_flavor", lambda path: "openmpi")
     assert isinstance(launchers.local("mpiexec", mpiexec="/x/mpiexec"), launchers.OpenMpiMpirun)
     assert launchers.local("mpiexec", mpiexec="/x/mpiexec").tokens(
         Configuration(2, 3, 1))[-2:] == ["--map-by", "ppr:3:node"]
@@ -65,12 +65,12 @@ def test_script_launcher_from_the_cluster_file():
 
 def test_detect_inside_and_outside_slurm(monkeypatch):
     # no squeue: job 7 cannot be asked about and is believed (leftovers: test_slurm_allocation)
-    monkeypatch.setattr(launchers.shutil, "which", lambda name, **_: None if name == "squeue"
-                        else f"/usr/bin/{name}")
-    assert launchers.detect({"SLURM_JOB_ID": "7"}) == "srun"
-    assert launchers.detect({}) == "mpiexec"
-    monkeypatch.setattr(launchers.shutil, "which", lambda name, **_: None)
-    assert launchers.detect({"SLURM_JOB_ID": "7"}) == "mpiexec"  # no srun on PATH
+    monkeypatch.setattr(launcher_discovery.shutil, "which",
+                        lambda name, **_: None if name == "squeue" else f"/usr/bin/{name}")
+    assert launcher_discovery.detect({"SLURM_JOB_ID": "7"}) == "srun"
+    assert launcher_discovery.detect({}) == "mpiexec"
+    monkeypatch.setattr(launcher_discovery.shutil, "which", lambda name, **_: None)
+    assert launcher_discovery.detect({"SLURM_JOB_ID": "7"}) == "mpiexec"  # no srun on PATH
 
 
 def test_unknown_launcher_and_environment():
@@ -83,9 +83,9 @@ def test_unknown_launcher_and_environment():
 
 
 def test_venv_mpiexec_found_and_flavor():
-    path = launchers.mpiexec_path()
+    path = launcher_discovery.mpiexec_path()
     assert path.endswith("mpiexec")
-    assert launchers.mpiexec_flavor(path) == "hydra"  # the mpich wheel
+    assert launcher_discovery.mpiexec_flavor(path) == "hydra"  # the mpich wheel
     assert launchers.local("srun").total_tokens(3) == ["srun", "-n", "3", "--mpi=pmi2"]
     assert launchers.local("mpiexec").total_tokens(3) == [path, "-n", "3"]
     assert launchers.library_version(path).startswith("mpiexec ")
@@ -93,15 +93,15 @@ def test_venv_mpiexec_found_and_flavor():
 
 def test_the_version_is_asked_once_per_path(tmp_path, monkeypatch):
     calls = []
-    real_run = launchers.subprocess.run
+    real_run = launcher_discovery.subprocess.run
 
     def counting_run(argv, **kw):
         calls.append(argv)
         return real_run(["echo", "Open MPI 5.0"], **kw)
 
-    monkeypatch.setattr(launchers.subprocess, "run", counting_run)
+    monkeypatch.setattr(launcher_discovery.subprocess, "run", counting_run)
     path = str(tmp_path / "mpiexec")
-    assert launchers.mpiexec_flavor(path) == "openmpi"
+    assert launcher_discovery.mpiexec_flavor(path) == "openmpi"
     assert launchers.library_version(path) == "mpiexec Open MPI 5.0"
     launchers.local("mpiexec", mpiexec=path)
     assert calls == [[path, "--version"]]
@@ -127,14 +127,14 @@ def test_a_launcher_script_is_asked_again_under_another_path(tmp_path, monkeypat
     assert launcher_family(str(script)) == "mpich"
     monkeypatch.setenv("PATH", f"{tmp_path / 'ompi'}:{system}")
     assert launcher_family(str(script)) == "openmpi"  # was "mpich", the first PATH's answer
-    assert launchers.mpiexec_flavor(str(script)) == "openmpi"
+    assert launcher_discovery.mpiexec_flavor(str(script)) == "openmpi"
 
 
 def test_a_launcher_that_cannot_run_is_unknown_in_the_fingerprint(tmp_path):
     # The fingerprint (mpi_library -> machine_id) has said "unknown" for this case since it began.
     missing = str(tmp_path / "no-such-mpiexec")
     assert launchers.library_version(missing) == "unknown"
-    assert launchers.mpiexec_flavor(missing) == "hydra"
+    assert launcher_discovery.mpiexec_flavor(missing) == "hydra"
 
 
 def test_a_help_box_before_or_instead_of_the_version_is_not_the_version(tmp_path):
@@ -168,7 +168,7 @@ def test_launcher_args_follow_the_launchers_own_options_everywhere():
     srun = launchers.local("srun", mpi="pmix", args=("--overlap",))
     assert srun.tokens(config)[-2:] == ["--mpi=pmix", "--overlap"]
     assert srun.total_tokens(2)[-1] == "--overlap"
-    hydra = launchers.local("mpiexec", mpiexec=launchers.mpiexec_path(), args=("-l",))
+    hydra = launchers.local("mpiexec", mpiexec=launcher_discovery.mpiexec_path(), args=("-l",))
     assert hydra.tokens(config)[1:] == ["-n", "2", "-ppn", "2", "-l"]  # s36 tester M0
     assert launchers.parse_args("--mca btl 'self,vader'") == ("--mca", "btl", "self,vader")
     with pytest.raises(ConfigError, match="cannot be parsed.*fix its quoting"):

@@ -35,7 +35,7 @@ def mpis():
     once here (the process keeps it), as any earlier test of the run would have: the check
     under test starts no process of its own, and alone it had read the version (order-
     dependent: it failed only when run by itself)."""
-    from hpcds1mpi.launch.launchers import version_text
+    from hpcds1mpi.launch.launcher_discovery import version_text
 
     found = {"openmpi_app": system_program("hpcc"), "mpich_app": system_program("NPmpich2"),
              "openmpi_run": system_program("mpirun.openmpi"),

@@ -76,7 +76,7 @@ def _ids(*libraries: str) -> list[str]:
 def test_a_program_built_with_the_wheels_mpicc_gets_the_kernels_mpi_library(tmp_path):
     import os
 
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
     from tests.apps import jacobi
 
     exe = jacobi.build(tmp_path)
@@ -92,7 +92,7 @@ def test_a_python_program_gets_its_mpi4pys_library_and_a_wrapper_its_launchers(t
     import os
     import sys
 
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
     env = dict(os.environ)
     assert program_mpi.program_mpi_library([sys.executable, "app.py"], env, "mpiexec") == \
@@ -138,7 +138,7 @@ def test_a_script_whose_shebang_runs_no_python_is_read_for_its_program(tmp_path,
     import os
     import sys
 
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
 
     env = dict(os.environ, PATH=f"{os.path.dirname(sys.executable)}:{os.environ['PATH']}")
     wrapper = tmp_path / "run"

@@ -71,7 +71,7 @@ def _sweep(tmp_path, args: list[str], env: dict, ranks: int = 0) -> str:
     """Run ``hpcds1mpi sweep ARGS`` (under ``mpiexec -n RANKS`` when given) in ``tmp_path``."""
     import subprocess
 
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
     from tests.helpers import hpcds1mpi_exe
 
     launch = [mpiexec_path(), "-n", str(ranks)] if ranks else []
@@ -136,7 +136,8 @@ def test_a_launcher_whose_library_is_not_its_version_assumes_nothing(tmp_path):
     """A launcher whose installation holds another version's library (or none) gives no
     library to assume: the launcher's line stands in, marked unread, and its runs keep an id
     of their own, refused beside the kernels'."""
-    from hpcds1mpi.launch.launchers import library_version, mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
+    from hpcds1mpi.launch.launchers import library_version
     from hpcds1mpi.measure.program_mpi import UNREAD, program_mpi_library
 
     wheel_lib = os.path.join(os.path.dirname(os.path.dirname(mpiexec_path())), "lib",
@@ -159,7 +160,7 @@ def test_a_wrapper_of_another_mpis_program_keeps_its_own_machine(tmp_path):
     reads as Open MPI, not as the launcher's MPICH."""
     import subprocess
 
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
     from hpcds1mpi.measure.program_mpi import program_mpi_library
 
     python = "/usr/bin/python3"
@@ -219,7 +220,7 @@ def test_an_r_programs_fingerprint_is_its_mpi_packages_library(tmp_path):
     """s32 tester W1: `Rscript mc.R` (Rmpi: Open MPI) was recorded as the venv's hydra's
     "MPICH 5.0.2 [assumed ...]": Rscript's own ELF links no MPI, so the launcher's stood in.
     Read: the library its Rmpi links, the line a kernel sweep with that library records."""
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
     from hpcds1mpi.measure.program_mpi import _library_line, program_mpi_library
     from tests.helpers import system_program
 
@@ -240,7 +241,7 @@ def test_an_r_programs_fingerprint_is_its_mpi_packages_library(tmp_path):
 def test_a_ruby_programs_fingerprint_is_its_bindings_library(tmp_path):
     """s35 tester A1: a Ruby program's fingerprint was the launcher's installation's ("MPICH
     5.0.2 [assumed ...]"), as R's had been: read, its ruby-mpi extension's library."""
-    from hpcds1mpi.launch.launchers import mpiexec_path
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
     from hpcds1mpi.measure.program_mpi import program_mpi_library
     from tests.launch.test_ruby_mpi import REDUCE_RB, ruby_mpi_extension
 

@@ -22,14 +22,14 @@ def test_launch_that_never_started_the_sweep_is_made_again(tmp_path, monkeypatch
     """A launch failing before the sweep records anything (a PMI wire-up error on the test
     Slurm) is launched again once; with relaunches=0 the same launch stays a crash."""
     from hpcds1mpi.cluster import Partition
-    from hpcds1mpi.launch import launchers
+    from hpcds1mpi.launch import launcher_discovery, launchers
 
     marker = tmp_path / "failed-once"
     flaky = tmp_path / "flaky-launch"
     flaky.write_text("#!/bin/sh\n"
                      f"if [ ! -e {marker} ]; then touch {marker}; "
                      "echo 'PMI2 wire-up failed' >&2; exit 7; fi\n"
-                     f"exec {launchers.mpiexec_path()} -n 1 \"$@\"\n")
+                     f"exec {launcher_discovery.mpiexec_path()} -n 1 \"$@\"\n")
     flaky.chmod(0o755)
 
     class Flaky(launchers.Launcher):
