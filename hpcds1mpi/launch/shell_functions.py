@@ -1,7 +1,8 @@
 """A shell function's definition head written before its body on one line: ``run_sim() {
 srun ./app; }``, ``function run_sim { srun ./app; }``, ``run_sim() ( srun ./app )`` (a
 subshell body). The body's commands run where the function is called; the script reader reads them past the head (s42: a one-line function
-holding the launch was not read as a launch)."""
+holding the launch was not read as a launch). A subshell's parentheses, a body's or a
+top-level line's (``(cd run && srun ./app 20)``), are cut off its words by one rule."""
 
 from __future__ import annotations
 
@@ -61,27 +62,41 @@ def function_body(words: list[str]) -> slice:
     return slice(head, len(words) - 1 if closed else len(words))
 
 
-def body_words(command: list["Word"]) -> list["Word"]:
-    """The words a one-line function definition ``command`` runs (:func:`function_body`),
-    with a subshell body's parentheses glued to its first and last words cut off
-    (``run_sim() (srun ./app)``: ``srun``, ``./app``; s43's left list: its launch was not
-    read); ``command`` itself for no definition."""
+def _unclosed(raw: str) -> bool:
+    """Whether a word as written ends with a ``)`` that closes no ``(`` of its own (quoted
+    text skipped): ``20)`` closing a subshell, not ``$(nproc)`` nor ``"a)"``."""
+    bare = re.sub(r"'[^']*'|\"(\\.|[^\"])*\"", "", raw)
+    return bare.endswith(")") and bare.count(")") > bare.count("(")
+
+
+def subshell_words(command: list["Word"]) -> list["Word"]:
+    """The words a simple command ``command`` runs, with the parentheses of a subshell it
+    stands in cut off: a ``(`` before its first word, alone or glued (``(srun``, not the
+    arithmetic ``((``), and a ``)`` after its last, alone or glued (``20)``). The closer may
+    end a later command of the subshell (``(cd run && srun ./app 20)``), so it is read by
+    balance, not paired with an opener here. One rule for function bodies and top-level
+    lines (s44 tester O9: ``(srun -n 2 ./app 20)`` was no launch, ``20)`` its size word)."""
     from hpcds1mpi.launch.shell_words import Word
 
-    raws = [w.raw for w in command]
-    head = definition_head(raws)
-    body = command[function_body(raws)]
-    if not head or head[2] != "(" or not body:
-        return body
-    first = body[0]
-    if raws[head[1] - 1] != "(":  # `(srun`: the opener glued to the first word
-        body = [Word(first.text[1:], first.start + 1, first.end, first.raw[1:]), *body[1:]]
-    if body[-1].raw == ")":  # `(srun ./app )`: a closer of its own past a glued opener
-        body = body[:-1]
-    last = body[-1] if body else None
-    if last is not None and last.raw.endswith(")"):
-        body[-1] = Word(last.text[:-1], last.start, last.end - 1, last.raw[:-1])
-    return [w for w in body if w.raw]
+    body = list(command)
+    while body and body[0].raw.startswith("(") and not body[0].raw.startswith("(("):
+        first = body.pop(0)
+        if first.raw != "(":
+            body.insert(0, Word(first.text[1:], first.start + 1, first.end, first.raw[1:]))
+    while body and _unclosed(body[-1].raw):
+        last = body.pop()
+        if last.raw != ")":
+            body.append(Word(last.text[:-1], last.start, last.end - 1, last.raw[:-1]))
+    return body
 
 
-__all__ = ["body_words", "definition_head", "function_body", "function_head"]
+def body_words(command: list["Word"]) -> list["Word"]:
+    """The words a one-line function definition ``command`` runs (:func:`function_body`),
+    with a subshell's parentheses cut off (:func:`subshell_words`: ``run_sim() (srun
+    ./app)`` runs ``srun``, ``./app``; s43's left list: its launch was not read); the words
+    of ``command`` itself, so cut, for no definition."""
+    return subshell_words(command[function_body([w.raw for w in command])])
+
+
+__all__ = ["body_words", "definition_head", "function_body", "function_head",
+           "subshell_words"]

@@ -78,3 +78,31 @@ def test_a_launch_glued_to_a_subshell_bodys_parenthesis_is_read(body):
     script = read_script(f"{HEAD}{body}\nrun_sim\n")
     assert script.launch is not None and script.launch.program == "./app"
     assert script.launch.args == ["96", "20"] and script.ntasks == 2
+
+
+@pytest.mark.parametrize("line", ["(srun -n 2 ./app 96 20)", "( srun -n 2 ./app 96 20 )",
+                                  "(srun -n 2 ./app 96 20 )", "( srun -n 2 ./app 96 20)",
+                                  "(cd run && srun -n 2 ./app 96 20)",
+                                  "(cd run || exit 1; srun -n 2 ./app 96 20) > out.log"])
+def test_a_launch_in_a_top_level_subshell_is_read_as_a_function_bodys_is(line):
+    """s44 tester O9: `(srun ./app 20)` was no launch line, and `20)` the size word after a
+    `cd` in the subshell; the function body's rule (85c7eb3) now serves every line."""
+    script = read_script(f"{HEAD}{line}\n")
+    assert script.launch is not None and script.launch.program == "./app"
+    assert script.launch.args == ["96", "20"] and script.ntasks == 2
+
+
+@pytest.mark.parametrize("raws, kept", [
+    (["(srun", "./app", "20)"], ["srun", "./app", "20"]),
+    (["srun", "./app", "20)"], ["srun", "./app", "20"]),  # after `(cd run &&`
+    (["srun", "-n", "$(nproc)", "./app", '"a)"'], ["srun", "-n", "$(nproc)", "./app", '"a)"']),
+    (["(", ")"], [])])
+def test_only_a_subshells_own_parentheses_are_cut(raws, kept):
+    from hpcds1mpi.launch.shell_functions import subshell_words
+    from hpcds1mpi.launch.shell_words import Word
+
+    command, at = [], 0
+    for raw in raws:
+        command.append(Word(raw.strip('"'), at, at + len(raw), raw))
+        at += len(raw) + 1
+    assert [w.raw for w in subshell_words(command)] == kept
