@@ -56,6 +56,37 @@ def workdir_pattern(workdir: str) -> re.Pattern | None:
     return re.compile(start + "".join(parts) + "$")
 
 
+def _relative_end(folder: str) -> str:
+    """A relative ``folder``'s components past its leading ``..``: the end of the absolute
+    folder it names from the submit folder, whatever that is."""
+    parts = folder.split("/")
+    while parts and parts[0] in ("..", "."):
+        parts.pop(0)
+    return "/".join(parts)
+
+
+def _match(folder: str, workdir: str) -> tuple[re.Match, bool] | None:
+    """(the match of ``folder`` by ``workdir``'s pattern, whether only its end was matched);
+    None for no match. A relative ``folder`` under an absolute ``workdir`` is matched against
+    the same number of the ``workdir``'s last components: the job starts in its submit
+    folder, which advise cannot know (s44 tester O10: ``cd c40`` for ``--workdir
+    '/abs/c{size}'`` was refused as "not of that form")."""
+    pattern = workdir_pattern(workdir)
+    if pattern is None:
+        return None
+    if not os.path.isabs(os.path.normpath(workdir)) or os.path.isabs(folder):
+        found = pattern.search(folder)
+        return (found, False) if found is not None else None
+    end = _relative_end(folder)
+    count = len(end.split("/")) if end else 0
+    tail = os.path.normpath(workdir).split("/")[1:]
+    if not count or count > len(tail):
+        return None
+    tail_pattern = workdir_pattern("/".join(tail[-count:]))
+    found = tail_pattern.fullmatch(end) if tail_pattern is not None else None
+    return (found, True) if found is not None else None
+
+
 def folder_size(script: "JobScript", launch: "Launch", workdir: str
                 ) -> tuple[int, str] | None:
     """(the size, where it was read: "the folder ... of the cd on line L") from the folder
@@ -68,11 +99,14 @@ def folder_size(script: "JobScript", launch: "Launch", workdir: str
     if written is None:
         return None
     folder, line = written
-    found = pattern.search(folder)
-    if found is None:
+    matched = _match(folder, workdir)
+    if matched is None:
         return None
-    return int(found.group("size")), (f"the folder {folder!r} of the cd on line {line}, by "
-                                      f"its sweep's --workdir {workdir!r}")
+    found, by_end = matched
+    how = (f"by the end of its sweep's --workdir {workdir!r} (the cd is relative, and where the "
+           "job is submitted is not known here: the size holds if it is submitted where the "
+           "sweep ran)" if by_end else f"by its sweep's --workdir {workdir!r}")
+    return int(found.group("size")), f"the folder {folder!r} of the cd on line {line}, {how}"
 
 
 def folder_size_why(script: "JobScript | None", launch: "Launch", workdir: str) -> str:

@@ -81,3 +81,24 @@ def test_the_workdir_pattern_reads_whole_folder_names():
         12, "the folder 'p-fp64-12' of the cd on line 3, by its sweep's --workdir "
             "'p-{precision}-{size}'")
     assert folder_size(script, script.launches[-1], "") is None
+
+
+@pytest.mark.parametrize("folder", ["c40", "./c40", "../cdw/c40", "cdw/c40"])
+def test_a_relative_cd_is_read_by_the_end_of_an_absolute_workdir(folder):
+    """s44 tester O10: `cd c40` for a sweep's --workdir '/abs/cdw/c{size}' was refused as
+    "not of that form"; the job starts in its submit folder, which advise cannot know."""
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\ncd {folder}\nsrun ./app\n")
+    size, where = folder_size(script, script.launches[-1], "/abs/cdw/c{size}")
+    assert size == 40 and "by the end of its sweep's --workdir '/abs/cdw/c{size}'" in where
+    assert "where the job is submitted is not known here" in where
+
+
+@pytest.mark.parametrize("folder", ["d40", "other/c40", "c40/x", ".", "a/b/cdw/c40"])
+def test_a_relative_cd_of_another_end_is_not_read(folder):
+    script = read_script(f"#!/bin/bash\n#SBATCH -N 1\ncd {folder}\nsrun ./app\n")
+    assert folder_size(script, script.launches[-1], "/abs/cdw/c{size}") is None
+
+
+def test_advise_reads_a_relative_cd_under_an_absolute_workdir():
+    a = advise(EMITTED.format(folder="c40"), _bundle("/abs/c{size}"), _places())
+    assert a.size == 40
