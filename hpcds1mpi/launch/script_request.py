@@ -271,7 +271,7 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
         from hpcds1mpi.launch.script_slot_fill import (every_slot, host_file_note,
                                                        host_list_ranks, per_socket_note,
                                                        ranks_per_host, round_robin,
-                                                       slot_fill)
+                                                       slot_fill, wrapped_per_node)
 
         per_socket_note(script, launch)
 
@@ -286,6 +286,10 @@ def _apply(script: "JobScript", launch: "Launch") -> None:
                                                   or every_slot(script, launch, ranks)
                                                   or round_robin(script, launch, ranks,
                                                                  job[0]))):
+            per_node = filled[1]
+        # -ppn K with more ranks than the hosts hold at K: hydra deals round again (s44 O6)
+        elif per_node and ranks and (filled := wrapped_per_node(script, launch, ranks,
+                                                                per_node, job[0])):
             per_node = filled[1]
     if per_node:
         script.ntasks_per_node = per_node

@@ -31,6 +31,10 @@ slurm``): ``--map-by node`` still starts a rank on every slot (``n1,n2``: 1 + 1,
 (``n1:2,n2:2 -ppn 1``: 2, ``n1,n2 -ppn 2``: 4 under hydra, which ignores the slots; Open MPI
 refuses K over a host's slots, "not enough slots", and joins a host named again:
 ``n1,n2,n1 -npernode 1``: 2).
+
+More ranks than the hosts hold at hydra's ``-ppn K`` (or one each under Intel MPI's ``-rr``):
+hydra deals blocks of K round the hosts again (s44, MPICH 5.0.2's hydra in a 2-node salloc:
+``-ppn 1 -n 4`` runs 2 + 2, ``-ppn 2 -n 6`` 4 + 2); Open MPI's ``-npernode K`` refuses them.
 """
 
 from __future__ import annotations
@@ -145,6 +149,24 @@ def _dealt_hosts(launch: "Launch", nodes: int | None) -> int | None:
     return len(_joined(items, anywhere=True)) if items else None
 
 
+def _deal(script: "JobScript", launch: "Launch", ranks: int, hosts: int, block: int,
+          how: str) -> tuple[int, int]:
+    """(hosts, ranks on the fullest) of hydra dealing ``ranks`` round ``hosts`` in blocks of
+    ``block`` again and again: rank i on host (i // block) % hosts. An uneven deal is noted
+    as read approximately, ``how`` naming the launch's words that deal them."""
+    cycles, rest = divmod(ranks, hosts * block)
+    counts = [cycles * block + min(block, max(0, rest - h * block)) for h in range(hosts)]
+    counts = [c for c in counts if c]
+    if len(set(counts)) > 1:
+        over = "its host list's hosts" if "host" in launch.options else "the job's nodes"
+        script.note(f"line {launch.line}: {launch.launcher} {how} deals its ranks round "
+                    f"{over}: {', '.join(map(str, counts))} on its {len(counts)}, an uneven "
+                    "layout, which a model of even layouts (nodes x ranks per node) reads only "
+                    f"approximately (as {len(counts)} x {-(-ranks // len(counts))}); give -n a "
+                    f"multiple of {hosts * block} for an answer about what runs")
+    return len(counts), counts[0]
+
+
 def round_robin(script: "JobScript", launch: "Launch", ranks: int,
                 nodes: int | None) -> tuple[int, int] | None:
     """(hosts, ranks on the fullest) of Intel MPI's ``-rr`` dealing more ``ranks`` than it
@@ -157,16 +179,28 @@ def round_robin(script: "JobScript", launch: "Launch", ranks: int,
     hosts = _dealt_hosts(launch, nodes)
     if not hosts or ranks <= hosts:
         return None
-    share, extra = divmod(ranks, hosts)
-    if extra:
-        counts = [share + 1] * extra + [share] * (hosts - extra)
-        over = "its host list's hosts" if "host" in launch.options else "the job's nodes"
-        script.note(f"line {launch.line}: {launch.launcher} -n {ranks} -rr deals its ranks round "
-                    f"{over}: {', '.join(map(str, counts))} on its {hosts}, an uneven layout, "
-                    "which a model of even layouts (nodes x ranks per node) reads only "
-                    f"approximately (as {hosts} x {share + 1}); give -n a multiple of {hosts} "
-                    "for an answer about what runs")
-    return hosts, share + (1 if extra else 0)
+    return _deal(script, launch, ranks, hosts, 1, f"-n {ranks} -rr")
+
+
+def wrapped_per_node(script: "JobScript", launch: "Launch", ranks: int, per_node: int,
+                     nodes: int | None) -> tuple[int, int] | None:
+    """(hosts, ranks on the fullest) of hydra's ``-ppn K`` (``-perhost K``) given more
+    ``ranks`` than its hosts (its host list's, else the job's ``nodes``) hold at K each: it
+    deals blocks of K round them again, as ``-rr`` deals single ranks (:func:`round_robin`).
+    ``mpiexec -ppn 1 -n 4`` in a 2-node salloc runs ranks 0, 2 on one node and 1, 3 on the
+    other (measured, MPICH 5.0.2's hydra, s44 tester O6); it had been read as 4 nodes x 1.
+    None where the deal does not wrap, the hosts are not known, or the option is Open MPI's
+    (``-npernode``, ``ppr:K:node``: it refuses more ranks than that, "not enough slots")."""
+    opt = launch.options.get("ntasks-per-node")
+    if launch.kind != "mpi" or opt is None or per_node < 1:
+        return None
+    spelled = script.text[opt.span[0]:opt.span[1]].lstrip("-").split("=")[0].split()[0]
+    if spelled not in ("ppn", "perhost"):
+        return None
+    hosts = _dealt_hosts(launch, nodes)
+    if not hosts or ranks <= hosts * per_node:
+        return None
+    return _deal(script, launch, ranks, hosts, per_node, f"-{spelled} {per_node} -n {ranks}")
 
 
 def per_socket_note(script: "JobScript", launch: "Launch") -> None:

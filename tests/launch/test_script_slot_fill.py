@@ -251,3 +251,27 @@ def test_an_uneven_rr_deal_is_said_read_approximately(options, nodes, said):
                          .replace("/tmp/s40/A/venv/bin/mpirun -n 2", f"mpiexec {options}"))
     assert script.layout() == (2 if nodes == 2 or "hosts" in options else nodes, 2, 1)
     assert [n for n in script.notes if said in n], script.notes
+
+
+@pytest.mark.parametrize("options, layout", [
+    # MPICH 5.0.2's hydra (measured, s44 tester O6, 2-node salloc): -ppn 1 -n 4 runs ranks
+    # 0, 2 on one node and 1, 3 on the other: blocks of K dealt round the nodes again
+    ("-ppn 1 -n 4", (2, 2, 1)), ("-n 8 -ppn 2", (2, 4, 1)), ("-perhost 1 -n 4", (2, 2, 1)),
+    ("-ppn 2 -n 4", (2, 2, 1)), ("-ppn 1 -n 2", (2, 1, 1)), ("-ppn 2 -n 2", (1, 2, 1)),
+    ("-ppn 1 -n 6 -hosts n1,n2,n3", (3, 2, 1)),
+    # Open MPI's own spellings refuse more ranks than that: read as before
+    ("-npernode 1 -n 4", (4, 1, 1))])
+def test_hydra_ppn_deals_more_ranks_than_the_nodes_hold_round_them_again(options, layout):
+    """s44 tester O6: `mpiexec -ppn 1 -n 4` in a 2-node job was read as 4 nodes x 1 rank,
+    where `-rr -n 4`, the same deal, was read 2 x 2."""
+    script = read_script(O4.replace("/tmp/s40/A/venv/bin/mpirun -n 2", f"mpiexec {options}"))
+    assert script.layout() == layout, options
+    assert not [n for n in script.notes if "uneven" in n], options
+
+
+def test_an_uneven_ppn_deal_is_said_read_approximately():
+    script = read_script(O4.replace("/tmp/s40/A/venv/bin/mpirun -n 2", "mpiexec -ppn 2 -n 6"))
+    assert script.layout() == (2, 3, 1)
+    assert [n for n in script.notes if "mpiexec -ppn 2 -n 6 deals its ranks round the job's "
+            "nodes: 4, 2 on its 2, an uneven layout" in n and "(as 2 x 3)" in n
+            and "give -n a multiple of 4" in n], script.notes
