@@ -13,6 +13,7 @@ to find them (s37 tester G3: ``nwchem.openmpi nw/h2o-3.nw`` exited 127 in its jo
 from __future__ import annotations
 
 import os
+import re
 from typing import Sequence
 
 #: The key of a program sweep's ``launch`` attribute (and of its rows' column) holding the
@@ -27,6 +28,20 @@ def in_folder(name: str, cwd: str | None) -> str:
     return os.path.join(cwd, name) if cwd and "/" in name and not os.path.isabs(name) else name
 
 
+#: An option or a setting that names its value: ``--in=x``, ``-i=x``, ``LD_LIBRARY_PATH=/x``,
+#: ``input=case/a.in`` (``env``'s settings and programs' key=value arguments).
+_NAMED_VALUE = re.compile(r"^(?:-+[^=]+|[A-Za-z_][A-Za-z0-9_.-]*)=")
+
+
+def argument_value(token: str) -> str:
+    """The part of a command's argument that may be a path: the value of ``--in=x`` or of a
+    ``KEY=value`` setting, else the argument itself (s44 tester P1: ``env
+    LD_LIBRARY_PATH=/opt/x/lib`` had been checked by the job as the missing input
+    ``LD_LIBRARY_PATH=/opt/x/lib``, a relative path holding a ``/``, and the job stopped)."""
+    named = _NAMED_VALUE.match(token)
+    return token[named.end():] if named else token
+
+
 def relative_paths(tokens: Sequence[str], folder: str | None = None) -> list[str]:
     """The arguments of a program command (``tokens``, the program first, placeholders
     filled) that are paths read from the folder it starts in: a relative path holding a
@@ -35,7 +50,7 @@ def relative_paths(tokens: Sequence[str], folder: str | None = None) -> list[str
     The program itself counts only as a relative path (a bare name is found on PATH)."""
     found = []
     for i, token in enumerate(tokens):
-        value = token.split("=", 1)[1] if token.startswith("-") and "=" in token else token
+        value = argument_value(token)
         if not value or value.startswith("-") or os.path.isabs(value) or "://" in value:
             continue
         if "/" in value or (i and folder and "\0" not in value

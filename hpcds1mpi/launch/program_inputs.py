@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 from typing import Sequence
 
-from hpcds1mpi.launch.program_folder import relative_paths
+from hpcds1mpi.launch.program_folder import argument_value, relative_paths
 
 
 def input_paths(program: str, values: dict, folder: str | None, swept_from: float | None,
@@ -61,8 +61,9 @@ def input_paths(program: str, values: dict, folder: str | None, swept_from: floa
 
 
 def _path_value(token: str) -> str | None:
-    """The relative path an argument may name (``--in=x`` gives ``x``), or None."""
-    value = token.split("=", 1)[1] if token.startswith("-") and "=" in token else token
+    """The relative path an argument may name (``--in=x`` and ``KEY=x`` give ``x``), or
+    None."""
+    value = argument_value(token)
     if not value or value.startswith("-") or os.path.isabs(value) or "://" in value \
             or "\0" in value:
         return None

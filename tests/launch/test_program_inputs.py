@@ -39,3 +39,14 @@ def test_without_the_first_launchs_time_what_exists_counts_as_before(tmp_path):
     _files(tmp_path, 1e9)
     assert input_paths("dgord m2_{size}.grf out.ord", NEW, str(tmp_path), None, RUNS) == \
         ["out.ord"]
+
+
+def test_a_settings_absolute_value_is_no_input_and_a_relative_one_is_its_value(tmp_path):
+    """s44 tester P1: ``env LD_LIBRARY_PATH=/abs/lib`` before the program had been checked by
+    the job as the missing input ``LD_LIBRARY_PATH=/abs/lib`` (a "/" in it), so the job stopped
+    at once; a ``key=case/a.in`` argument names the input ``case/a.in``."""
+    _files(tmp_path, 1e9)
+    for start in (1e9, None):  # with the first launch's time and without it
+        got = input_paths("env LD_LIBRARY_PATH=/opt/t/lib OMP_PLACES=cores ./app "
+                          "input=cases/{size}.in", NEW, str(tmp_path), start, RUNS)
+        assert got == ["./app", "cases/300.in"], got
