@@ -245,16 +245,22 @@ sleep 0.1; echo "compute time: 0.100 s"
 """
 
 
+def _sweep_script(tmp_path, label: str, text: str, time_regex: str):
+    """A 1-configuration sweep of the shell program ``text`` timed by ``time_regex``, run in
+    ``tmp_path`` (where the program keeps its files): (the process, the telemetry path)."""
+    program = tmp_path / f"{label}.sh"
+    program.write_text(text)
+    program.chmod(0o755)
+    out = tmp_path / f"{label}.h5"
+    proc = run_cli(["sweep", "--command", f"{program}", "--label", label, "--sizes", "1",
+                    "--ranks-per-node", "1", "--min-time", "0", "--no-progress", "--time-regex",
+                    time_regex, "--out", str(out)], timeout=120, cwd=str(tmp_path))
+    return proc, out
+
+
 @pytest.mark.mpi
 def test_a_sweep_measures_a_program_whose_first_launch_builds_a_cache_in_its_folder(tmp_path):
-    program = tmp_path / "cold.sh"
-    program.write_text(COLD_FIRST)
-    program.chmod(0o755)
-    out = tmp_path / "c.h5"
-    proc = run_cli(["sweep", "--command", f"{program}", "--label", "cold", "--sizes", "1",
-                    "--ranks-per-node", "1", "--min-time", "0", "--no-progress", "--time-regex",
-                    r"compute time: ([0-9.]+)", "--out", str(out)], timeout=120,
-                   cwd=str(tmp_path))
+    proc, out = _sweep_script(tmp_path, "cold", COLD_FIRST, r"compute time: ([0-9.]+)")
     assert proc.returncode == 0, proc.stderr
     assert "fresh folder" not in proc.stderr and "median recorded" not in proc.stderr, proc.stderr
     row = telemetry.read_runs(out).iloc[0]
@@ -293,13 +299,7 @@ n=$((100 - from)); printf 'Loop time: %d.%02d\n' $((n / 100)) $((n % 100))
 
 @pytest.mark.mpi
 def test_a_sweep_measures_a_program_restarting_from_its_checkpoint_in_fresh_folders(tmp_path):
-    program = tmp_path / "resume.sh"
-    program.write_text(RESUMING)
-    program.chmod(0o755)
-    out = tmp_path / "r.h5"
-    proc = run_cli(["sweep", "--command", f"{program}", "--label", "resume", "--sizes", "1",
-                    "--ranks-per-node", "1", "--min-time", "0", "--no-progress", "--time-regex",
-                    r"Loop time: ([0-9.]+)", "--out", str(out)], timeout=120, cwd=str(tmp_path))
+    proc, out = _sweep_script(tmp_path, "resume", RESUMING, r"Loop time: ([0-9.]+)")
     assert proc.returncode == 0, proc.stderr
     assert "launch 2 said 'Restarting from state.chk at step 60'" in proc.stderr, proc.stderr
     row = telemetry.read_runs(out).iloc[0]
