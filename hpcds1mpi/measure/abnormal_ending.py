@@ -17,14 +17,19 @@ time regex matched the trailer's elapsed time: the run was stored ``ok`` with a 
 runtime (s44 tester M1). :func:`abnormal_ending` reads the last :data:`TRAILER_LINES` lines the
 program wrote (:func:`~hpcds1mpi.measure.program_lines.kept_lines`: a launcher's lines and
 Open MPI's help text, where "abnormal termination" is explained, set aside) for one saying the
-program itself ended abnormally, in error or unsuccessfully (:data:`ENDED_BADLY`); the reason
+program itself ended abnormally, in error or unsuccessfully, as the line's plain closing words
+(:data:`ENDED_BADLY`); the reason
 is the program's last error line before it, as a program states its own
 (:data:`~hpcds1mpi.measure.ending_error.ERROR_LINE`,
 :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`, or a line naming its cause:
 :func:`~hpcds1mpi.measure.error_cause.names_cause`), after that line's words. A line that
-denies it (:data:`NOT_BADLY`: "did not end abnormally", "ended with 0 errors") or says the
-program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with errors,
-continuing"), and one followed by more lines than a trailer's, leave the run ``ok``.
+denies it (:data:`NOT_BADLY`: "did not end abnormally", "ended with 0 errors"), counts none
+(:data:`NONE_COUNTED`: "0 of 10 tasks exited with errors"), is a warning
+(:data:`~hpcds1mpi.measure.error_cause.WARNING`), speaks of another run
+(:data:`EARLIER_RUN`: "previous run terminated abnormally, restarting from checkpoint") or
+says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with
+errors, continuing"), and one followed by more lines than a trailer's, leave the run ``ok``
+(s44 tester O1-O3: a good run failed is worse than a refusal missed).
 """
 
 from __future__ import annotations
@@ -33,16 +38,31 @@ import re
 
 #: The last lines the program wrote (blank ones not counted) that are its closing trailer.
 TRAILER_LINES = 8
-#: A program saying it ended badly: "The MolDS finished abnormally", "Program terminated
-#: abnormally", "abnormal termination", "Run ended in error", "exited with errors", "completed
-#: unsuccessfully".
+#: A program's plain statement that it ended badly, closing its line (only decoration after:
+#: dots, "*", "<<<<<"): "The MolDS finished abnormally..............  <<<<<", "Program
+#: terminated abnormally", "abnormal termination", "Run ended in error", "exited with errors",
+#: "completed unsuccessfully". A line that goes on after the words is a tally or a quantity,
+#: not the statement ("exited abnormally: 0", "with errors: none", "with error 1.2e-09 after
+#: 45 iterations", "in error-free mode", "with failures recovered by retry": s44 tester O2, O3).
 ENDED_BADLY = re.compile(
-    r"\b(?:finish(?:ed|es)?|end(?:ed|s)?|terminat(?:ed|es|ion)|exit(?:ed|s)?|stopped|quit|"
+    r"(?:\b(?:finish(?:ed|es)?|end(?:ed|s)?|terminat(?:ed|es|ion)|exit(?:ed|s)?|stopped|quit|"
     r"complet(?:ed|es|ion)|run)\b[^.!;:]{0,40}?\b(?:abnormal(?:ly)?|in error|with (?:an? |some )?"
-    r"(?:errors?|failures?)|unsuccessful(?:ly)?)\b"
-    r"|\babnormal(?:ly)?\s+(?:end(?:ed|ing)?|termination|exit|stop|finish)\b", re.IGNORECASE)
+    r"(?:errors?|failures?)|unsuccessful(?:ly)?)"
+    r"|\babnormal(?:ly)?\s+(?:end(?:ed|ing)?|termination|exit|stop|finish))"
+    r"(?=[\s.!*<>=#~]*$)", re.IGNORECASE)
 #: Words saying it did not end badly ("did not terminate abnormally", "no abnormal exit").
 NOT_BADLY = re.compile(r"\b(?:not|never|no|without)\b|n't\b", re.IGNORECASE)
+#: A count of none before the statement, opening the line or after a label or a sentence: "0 of
+#: 10 tasks exited with errors", "none of the ranks terminated abnormally" (s44 tester O2); not
+#: an id ("Process 0 terminated abnormally").
+NONE_COUNTED = re.compile(r"(?:^\W*|[:,;(=]\s*|[.!?]\s+)(?:0+|zero|none|nothing)"
+                          r"(?:\s+of)?(?:\s+the)?(?:\s+\d+)?(?:\s+\w+){0,3}\s*$", re.IGNORECASE)
+#: A line about another run than this one: a restart's note "Warning: previous run terminated
+#: abnormally, restarting from checkpoint", "Previous run ended abnormally - resuming" (s44
+#: tester O1); what this run did after is in the lines below it.
+EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)?"
+                         r"(?:run|job|attempt|execution|session|calculation|simulation)\b"
+                         r"|\b(?:restart|resum|recover)\w*", re.IGNORECASE)
 #: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots).
 _DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
 
@@ -64,7 +84,7 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
     program's word that it ended abnormally (see the module): "exit 0, but the program said
     <its words>: <its last error line before them>" (escaped, the error cut at 300); "" when
     neither does."""
-    from hpcds1mpi.measure.error_cause import WENT_ON
+    from hpcds1mpi.measure.error_cause import WARNING, WENT_ON
     from hpcds1mpi.measure.printable import clipped, printable
     from hpcds1mpi.measure.program_lines import NO_ERROR, kept_lines
 
@@ -73,8 +93,10 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
         written = [i for i, ln in enumerate(kept) if ln]
         for at in reversed(written[-TRAILER_LINES:]):
             said = kept[at]
-            if not ENDED_BADLY.search(said) or NOT_BADLY.search(said) or \
-                    NO_ERROR.search(said) or WENT_ON.search(said):
+            ended = ENDED_BADLY.search(said)
+            if not ended or NOT_BADLY.search(said) or NO_ERROR.search(said) or \
+                    NONE_COUNTED.search(said[:ended.start()]) or WARNING.search(said) or \
+                    WENT_ON.search(said) or EARLIER_RUN.search(said):
                 continue
             words = clipped(printable(_DECORATION.sub("", said), keep="\t"), 120)
             error = clipped(printable(_last_error(kept[:at]), keep="\t"), 300)

@@ -32,6 +32,7 @@ def test_molds_finishing_normally_stays_ok():
 
 @pytest.mark.parametrize("words", [
     "Program terminated abnormally", "ABNORMAL TERMINATION", "Run ended in error",
+    "Process 0 terminated abnormally", "Summary: 2 of 10 tasks exited with errors",
     "solver exited with errors", "Job completed unsuccessfully", "*** abnormal end ***",
 ])
 def test_a_trailer_saying_it_ended_badly_fails_the_run(words):
@@ -60,6 +61,28 @@ def test_the_reason_is_the_last_error_before_the_trailer_on_its_own_stream():
 def test_a_good_end_a_denial_or_a_line_mid_run_stays_ok(stdout):
     assert abnormal_ending(stdout, "") == ""
     assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("closing", [
+    # s44 tester O1: a note on an earlier run, the program restarted and finished
+    "Warning: previous run terminated abnormally, restarting from checkpoint step 100\n"
+    "step 200 E=-1.5\nTotal time 1.2 s\n",
+    "Previous run ended abnormally - resuming from restart file\nstep 200\n",
+    "WARNING: last run exited with errors\nstep 200 E=-1.5\n",
+    # O2: a tally of none in any common spelling
+    "Ranks that exited abnormally: 0\n", "Completed with errors: none\n",
+    "Run completed with failures recovered by retry\n", "Finished with errors = 0\n",
+    "0 of 10 tasks exited with errors\n", "none of the ranks terminated abnormally\n",
+    "Abnormal terminations: zero\n",
+    # O3: an error quantity, or error-free
+    "iter 10 res 1e-3\nCG stopped with error 1.2e-09 after 45 iterations\n",
+    "Integration finished with error estimate 3.1e-10\n", "Run completed in error-free mode\n",
+])
+def test_an_earlier_run_a_tally_of_none_or_an_error_quantity_stays_ok(closing):
+    """s44 tester O1-O3: each was stored failed, a good run (the README: a good run failed is
+    worse than a refusal missed); only the program's plain word that it ended badly fails."""
+    assert exit_0_failure(closing, "") == ""
+    assert classify({**BASE, "stdout": "step 1\n" + closing}, 60) == ("ok", "")
 
 
 def test_open_mpis_help_text_on_abnormal_termination_is_not_the_programs():
