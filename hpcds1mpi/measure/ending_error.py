@@ -101,14 +101,15 @@ QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
 #: A count of aborts, not the program's quitting: "0 runs aborted", "no jobs aborted",
-#: "Nothing aborted" opening the line; or a count of none closing a summary after its label
-#: or another count ("Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "All ranks
-#: finished, nothing aborted": s44 tester N1), never an id ("Rank 0 aborted.") nor a quit
-#: ("no solution found, aborting").
+#: "Nothing aborted" opening the line; or a count of none closing a summary after its label,
+#: another count or a sentence ("Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "All
+#: ranks finished, nothing aborted": s44 tester N1; "Done. 0 of 10 tasks aborted": s44 tester
+#: O4), never an id ("Rank 0 aborted.", "Solver v1.0 aborted") nor a quit ("no solution
+#: found, aborting").
 _COUNTED = re.compile(
     r"^\s*(?:\d+|no|none|zero|nothing)\s+(?:\w+\s+){0,3}abort"
-    r"|(?:[:,;(=]|\s-)\s*(?:0+|no|none|zero|nothing)\s+(?:\w+\s+){0,3}aborted\s*[.!)]*\s*$",
-    re.IGNORECASE)
+    r"|(?:[:,;(=]|[.!?]\s|\s-)\s*(?:0+|no|none|zero|nothing)(?:\s+of)?(?:\s+the)?(?:\s+\d+)?"
+    r"\s+(?:\w+\s+){0,3}aborted\s*[.!)]*\s*$", re.IGNORECASE)
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

@@ -169,6 +169,8 @@ def test_abort_words_mid_run_or_inside_other_words_stay_ok(stdout):
 @pytest.mark.parametrize("last", [
     "Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "Nothing aborted",
     "All ranks finished, nothing aborted", "done; no tasks were aborted.",
+    # s44 tester O4: a count after a sentence's end, "0 of 10"
+    "Done. 0 of 10 tasks aborted", "Done! none of the 10 jobs aborted",
 ])
 def test_a_summary_counting_no_aborts_is_no_quit(last):
     """s44 tester N1: a good run closing with "Finished: 10 done, 0 aborted" was stored failed
@@ -179,7 +181,7 @@ def test_a_summary_counting_no_aborts_is_no_quit(last):
 
 @pytest.mark.parametrize("last", [
     "Rank 0 aborted.", "Fatal: process 0 aborted", "Finished: 10 done, 2 aborted",
-    "no solution found, aborting",
+    "no solution found, aborting", "Done. 2 of 10 tasks aborted", "Solver v1.0 aborted",
 ])
 def test_an_id_or_a_count_of_real_aborts_closing_the_output_stays_failed(last):
     assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
