@@ -24,7 +24,8 @@ is the program's last error line before it, as a program states its own
 :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`, or a line naming its cause:
 :func:`~hpcds1mpi.measure.error_cause.names_cause`), after that line's words. A line that
 denies it (:data:`NOT_BADLY`: "did not end abnormally", "ended with 0 errors"), counts none
-(:data:`NONE_COUNTED`: "0 of 10 tasks exited with errors"), is a warning
+(:func:`~hpcds1mpi.measure.none_counted.counts_none`: "0 of 10 tasks exited with errors"; an
+id is no count: "rank=0 terminated abnormally" fails, s44 review A2), is a warning
 (:data:`~hpcds1mpi.measure.error_cause.WARNING`), speaks of another run
 (:data:`EARLIER_RUN`: "previous run terminated abnormally, restarting from checkpoint") or
 says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with
@@ -52,11 +53,6 @@ ENDED_BADLY = re.compile(
     r"(?=[\s.!*<>=#~]*$)", re.IGNORECASE)
 #: Words saying it did not end badly ("did not terminate abnormally", "no abnormal exit").
 NOT_BADLY = re.compile(r"\b(?:not|never|no|without)\b|n't\b", re.IGNORECASE)
-#: A count of none before the statement, opening the line or after a label or a sentence: "0 of
-#: 10 tasks exited with errors", "none of the ranks terminated abnormally" (s44 tester O2); not
-#: an id ("Process 0 terminated abnormally").
-NONE_COUNTED = re.compile(r"(?:^\W*|[:,;(=]\s*|[.!?]\s+)(?:0+|zero|none|nothing)"
-                          r"(?:\s+of)?(?:\s+the)?(?:\s+\d+)?(?:\s+\w+){0,3}\s*$", re.IGNORECASE)
 #: A line about another run than this one: a restart's note "Warning: previous run terminated
 #: abnormally, restarting from checkpoint", "Previous run ended abnormally - resuming" (s44
 #: tester O1); what this run did after is in the lines below it.
@@ -85,6 +81,7 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
     <its words>: <its last error line before them>" (escaped, the error cut at 300); "" when
     neither does."""
     from hpcds1mpi.measure.error_cause import WARNING, WENT_ON
+    from hpcds1mpi.measure.none_counted import counts_none
     from hpcds1mpi.measure.printable import clipped, printable
     from hpcds1mpi.measure.program_lines import NO_ERROR, kept_lines
 
@@ -95,7 +92,7 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
             said = kept[at]
             ended = ENDED_BADLY.search(said)
             if not ended or NOT_BADLY.search(said) or NO_ERROR.search(said) or \
-                    NONE_COUNTED.search(said[:ended.start()]) or WARNING.search(said) or \
+                    counts_none(said[:ended.start()]) or WARNING.search(said) or \
                     WENT_ON.search(said) or EARLIER_RUN.search(said):
                 continue
             words = clipped(printable(_DECORATION.sub("", said), keep="\t"), 120)

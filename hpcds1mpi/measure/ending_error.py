@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from hpcds1mpi.measure.none_counted import counts_none
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
 
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
@@ -87,7 +88,7 @@ def ending_error(stdout: str, stderr: str) -> str:
             said, last = with_message(kept, i)
             if last == end and not _is_value(said):  # its message too ("Error:" over a value)
                 return clipped(printable(said, keep="\t"), 300)
-        if QUIT_LINE.search(kept[end]) and not _COUNTED.search(kept[end]):
+        if (quit_ := QUIT_LINE.search(kept[end])) and not counts_none(kept[end][:quit_.start()]):
             return clipped(printable(kept[end], keep="\t"), 300)
     return ""
 
@@ -96,20 +97,12 @@ def ending_error(stdout: str, stderr: str) -> str:
 #: under an exit 0 having written nothing (s43 tester L1), "Aborting.", "... Aborting!",
 #: "aborting run", "Run aborted."; only as the line's end, and not an offer or a condition
 #: ("press q to abort", "will abort"): "aborting" mid-run with output after it, or a word
-#: holding "abort" ("abortion", "MPI_Abort_hook"), stays ``ok``.
+#: holding "abort" ("abortion", "MPI_Abort_hook"), stays ``ok``; so does a count of none
+#: before it (:func:`~hpcds1mpi.measure.none_counted.counts_none`: "Finished: 10 done, 0
+#: aborted", "Done. 0 of 10 tasks aborted"), not an id ("task: 0 aborted") or a count of some.
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
-#: A count of aborts, not the program's quitting: "0 runs aborted", "no jobs aborted",
-#: "Nothing aborted" opening the line; or a count of none closing a summary after its label,
-#: another count or a sentence ("Finished: 10 done, 0 aborted", "Summary: 0 jobs aborted", "All
-#: ranks finished, nothing aborted": s44 tester N1; "Done. 0 of 10 tasks aborted": s44 tester
-#: O4), never an id ("Rank 0 aborted.", "Solver v1.0 aborted") nor a quit ("no solution
-#: found, aborting").
-_COUNTED = re.compile(
-    r"^\s*(?:\d+|no|none|zero|nothing)\s+(?:\w+\s+){0,3}abort"
-    r"|(?:[:,;(=]|[.!?]\s|\s-)\s*(?:0+|no|none|zero|nothing)(?:\s+of)?(?:\s+the)?(?:\s+\d+)?"
-    r"\s+(?:\w+\s+){0,3}aborted\s*[.!)]*\s*$", re.IGNORECASE)
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

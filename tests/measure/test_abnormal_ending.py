@@ -95,3 +95,13 @@ def test_every_real_output_kept_for_tests_but_molds_abnormal_end_keeps_its_verdi
     for path in sorted(OUTPUTS.iterdir()):
         if path.name != "molds-missing-input.stdout" and path.suffix in (".stdout", ".stderr"):
             assert abnormal_ending(path.read_text(), path.read_text()) == "", path.name
+
+
+@pytest.mark.parametrize("closing", [
+    "rank=0 terminated abnormally", "rank 0: terminated abnormally", "Rank: 0 exited with errors",
+    "pid=0 terminated abnormally", "Process zero terminated abnormally",
+])
+def test_an_id_of_zero_before_ending_badly_is_no_count_and_fails_the_run(closing):
+    """Was (s44 review A2): "=0" or ": 0" before the words read as a count of none, ok."""
+    assert exit_0_failure(f"step 1\n{closing}\n", "") == (
+        f'exit 0, but the program said "{closing}"')

@@ -186,3 +186,14 @@ def test_a_summary_counting_no_aborts_is_no_quit(last):
 def test_an_id_or_a_count_of_real_aborts_closing_the_output_stays_failed(last):
     assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
         "failed", f"exit 0, but the program ended with: {last}")
+
+
+@pytest.mark.parametrize("last", [
+    "node=0 aborted", "task: 0 aborted", "Rank: 0 of 4 aborted", "myrank=0 aborted",
+    "4 ranks aborted", "2 jobs aborted.",
+])
+def test_an_id_of_zero_or_a_count_of_some_before_aborted_is_failed(last):
+    """Was (s44 review E1, E2): "=0" or ": 0" read as a count of none, and any number opening
+    the line as a count, so these bad runs were kept ok."""
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
+        "failed", f"exit 0, but the program ended with: {last}")
