@@ -27,10 +27,13 @@ denies it (:data:`NOT_BADLY`: "did not end abnormally", "ended with 0 errors"), 
 (:func:`~hpcds1mpi.measure.none_counted.counts_none`: "0 of 10 tasks exited with errors"; an
 id is no count: "rank=0 terminated abnormally" fails, s44 review A2), is a warning
 (:data:`~hpcds1mpi.measure.error_cause.WARNING`), speaks of another run
-(:data:`EARLIER_RUN`: "previous run terminated abnormally, restarting from checkpoint") or
-says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with
-errors, continuing"), and one followed by more lines than a trailer's, leave the run ``ok``
-(s44 tester O1-O3: a good run failed is worse than a refusal missed).
+(:data:`EARLIER_RUN`: "Restarting: previous run terminated abnormally"; not a recovery of this
+run's that failed, :data:`FAILED_RECOVERY`: "Recovery failed, program terminated abnormally",
+s44 review A1), says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`:
+"task 3 exited with errors, continuing") or is a check's verdict that it passed
+(:data:`CHECK_PASSED`: "PASSED: handles abnormal termination", s44 review A3), and one
+followed by more lines than a trailer's, leave the run ``ok`` (s44 tester O1-O3: a good run
+failed is worse than a refusal missed).
 """
 
 from __future__ import annotations
@@ -59,6 +62,19 @@ NOT_BADLY = re.compile(r"\b(?:not|never|no|without)\b|n't\b", re.IGNORECASE)
 EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)?"
                          r"(?:run|job|attempt|execution|session|calculation|simulation)\b"
                          r"|\b(?:restart|resum|recover)\w*", re.IGNORECASE)
+#: A restart or recovery that failed: this run's, which then ended badly ("Recovery failed,
+#: program terminated abnormally", "failed to restart: ...", "error during recovery; ..."; s44
+#: review A1), not a note on another run.
+FAILED_RECOVERY = re.compile(
+    r"\b(?:restart|resum|recover)\w*(?:\s+(?!from\b|after\b)\w+){0,4}?\s+"
+    r"(?:failed|fails|failure|unsuccessful|impossible|errors?)\b"
+    r"|\b(?:fail(?:ed|s|ure)?|unable|cannot|errors?)\s+(?:to|in|during|while|on)?\s*(?:\w+\s+)?"
+    r"(?:restart|resum|recover)", re.IGNORECASE)
+#: A check's verdict that it passed, opening a line that names what it checked: a test suite's
+#: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
+#: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper
+#: case "PASS" only: "Pass 2 ended in error" is a pass of the program's own.
+CHECK_PASSED = re.compile(r"^\W*(?:(?i:passed|ok|succeeded|success)|PASS)\b")
 #: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots).
 _DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
 
@@ -93,7 +109,8 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
             ended = ENDED_BADLY.search(said)
             if not ended or NOT_BADLY.search(said) or NO_ERROR.search(said) or \
                     counts_none(said[:ended.start()]) or WARNING.search(said) or \
-                    WENT_ON.search(said) or EARLIER_RUN.search(said):
+                    WENT_ON.search(said) or CHECK_PASSED.search(said) or \
+                    (EARLIER_RUN.search(said) and not FAILED_RECOVERY.search(said)):
                 continue
             words = clipped(printable(_DECORATION.sub("", said), keep="\t"), 120)
             error = clipped(printable(_last_error(kept[:at]), keep="\t"), 300)

@@ -98,6 +98,28 @@ def test_every_real_output_kept_for_tests_but_molds_abnormal_end_keeps_its_verdi
 
 
 @pytest.mark.parametrize("closing", [
+    "Recovery failed, program terminated abnormally", "Restart failed: run ended in error",
+    "failed to restart from checkpoint; program terminated abnormally",
+    "Error during recovery, program terminated abnormally",
+    "Restart of the previous run failed, program terminated abnormally",
+])
+def test_a_failed_recovery_then_ending_badly_fails_the_run(closing):
+    """Was (s44 review A1): any restart / resume / recover word read the line as a note on
+    another run, so this run's own failed recovery kept a bad run ok."""
+    assert exit_0_failure(f"step 1\n{closing}\n", "").startswith(
+        f'exit 0, but the program said "{closing}"')
+
+
+@pytest.mark.parametrize("closing", [
+    "Restarting: previous run terminated abnormally",
+    "Resuming from the checkpoint of a run that terminated abnormally",
+    "Recovered from error; previous run terminated abnormally",
+])
+def test_a_restart_from_another_run_that_ended_badly_stays_ok(closing):
+    assert exit_0_failure(f"step 1\n{closing}\n", "") == ""
+
+
+@pytest.mark.parametrize("closing", [
     "rank=0 terminated abnormally", "rank 0: terminated abnormally", "Rank: 0 exited with errors",
     "pid=0 terminated abnormally", "Process zero terminated abnormally",
 ])
@@ -105,3 +127,20 @@ def test_an_id_of_zero_before_ending_badly_is_no_count_and_fails_the_run(closing
     """Was (s44 review A2): "=0" or ": 0" before the words read as a count of none, ok."""
     assert exit_0_failure(f"step 1\n{closing}\n", "") == (
         f'exit 0, but the program said "{closing}"')
+
+
+@pytest.mark.parametrize("closing", [
+    "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
+    "PASS: recovers after abnormal termination", "Success: abnormal termination",
+])
+def test_a_check_passed_naming_the_words_stays_ok(closing):
+    """Was (s44 review A3): a test suite's verdict naming the case it tested ("handles
+    abnormal termination") among the last lines failed a good run."""
+    stdout = f"step 1\n{closing}\nall 12 tests done\n"
+    assert exit_0_failure(stdout, "") == ""
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+
+
+def test_a_pass_of_the_programs_own_ending_badly_still_fails_the_run():
+    assert exit_0_failure("step 1\nPass 2 ended in error\n", "") == (
+        'exit 0, but the program said "Pass 2 ended in error"')
