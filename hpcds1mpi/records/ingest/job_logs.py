@@ -278,6 +278,8 @@ def _unended_frame(report, file: int):
                                                 _unended=True)
     for column in ("submit_time", "start_time"):
         frame[column] = pd.to_datetime(frame[column])
+    for column in ("wait_s", "_first_submit_s"):  # all None: object, which would spread
+        frame[column] = pd.to_numeric(frame[column]).astype(float)
     return frame
 
 

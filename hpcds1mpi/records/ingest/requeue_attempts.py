@@ -74,16 +74,40 @@ def _time(row: dict, column: str, read_time):
         return None
 
 
-def unended_attempt(jid: str, job: dict, read_time) -> dict:
+def unended_attempt(jid: str, job: dict, read_time, earlier=()) -> dict:
     """A job line that has not ended as the merge of several files compares it with another
     file's attempts (:func:`.same_jobs.keep_once`): its id, identity and times, by
-    ``read_time`` (an unreadable time: None)."""
-    def at(column: str):
+    ``read_time`` (an unreadable time: None), and its job's first submission from the
+    ``earlier`` attempts' job lines (sacct -D) by :func:`with_first_submission`."""
+    def at(row: dict, column: str):
         try:
-            return read_time(job.get(column), column)
+            return read_time(row.get(column), column)
         except ValueError:
             return None
-    return {"job_id": jid, "raw_id": (job.get("JobIDRaw") or "").strip() or None,
-            "user": job.get("User", "").strip(), "workload": job.get("JobName", "").strip(),
-            "cluster": (job.get("Cluster") or "").strip() or None, "submit_time": at("Submit"),
-            "start_time": at("Start")}
+    attempt = {"job_id": jid, "raw_id": (job.get("JobIDRaw") or "").strip() or None,
+               "user": job.get("User", "").strip(), "workload": job.get("JobName", "").strip(),
+               "cluster": (job.get("Cluster") or "").strip() or None,
+               "submit_time": at(job, "Submit"), "start_time": at(job, "Start")}
+
+    def first(column: str):
+        return min((t for t in (at(row, column) for row in earlier) if t is not None),
+                   default=None)
+    return with_first_submission(attempt, first("Submit"), first("Start"))
+
+
+def with_first_submission(attempt: dict, first_submit=None, first_start=None) -> dict:
+    """``attempt`` (a line not ended, :func:`unended_attempt`) with what the -D reader keeps for
+    an ended requeued job (:func:`.slurm_fields.keep_first_submit`): ``_first_submit_s``, the
+    seconds from the job's first submission to this attempt's own Submit, and ``wait_s``, the
+    wait from that submission to the first start of any attempt (None: unknown), given the
+    earlier attempts' first submission and start (None: none, or unknown). Across files the
+    attempt's ended copy, in a newer export without -D, then keeps them (s45 FY4 J1: it had
+    the re-run's Submit and wait)."""
+    own_submit, own_start = attempt["submit_time"], attempt["start_time"]
+    submit = min((t for t in (first_submit, own_submit) if t is not None), default=None)
+    start = min((t for t in (first_start, own_start) if t is not None), default=None)
+    known = submit is not None and own_submit is not None
+    attempt["_first_submit_s"] = (own_submit - submit).total_seconds() if known else 0.0
+    attempt["wait_s"] = ((start - submit).total_seconds()
+                         if submit is not None and start is not None else None)
+    return attempt

@@ -12,6 +12,7 @@ from hpcds1mpi.errors import IngestError
 
 from .cluster_ids import shown_ids
 from .het_jobs import join_components
+from .requeue_attempts import with_first_submission
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .text_encoding import read_log_text
 from .slurm_fields import (EARLIER_ATTEMPT, count_not_finished, keep_first_submit,
@@ -102,7 +103,8 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     kept, firsts = _last_attempts(doc["jobs"], report)
     shown = shown_ids([key for _, key in kept if key is not None], report)
     out = build_rows(kept, lambda pair: _job_from_json(pair[0], report, old_exit_codes,
-                                                       shown.get(pair[1])), report,
+                                                       shown.get(pair[1]), firsts.get(pair[1])),
+                     report,
                      (ValueError, TypeError, KeyError, AttributeError),
                      lambda exc: f"unparseable job entry ({type(exc).__name__})")
     firsts = {shown[key]: times for key, times in firsts.items() if key in shown}
@@ -184,9 +186,10 @@ def _first_times(attempts: list) -> tuple | None:
 
 
 def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
-                   jid: str | None = None) -> dict | None:
+                   jid: str | None = None, firsts: tuple | None = None) -> dict | None:
     """One job's row; ``jid`` its job-table id (:func:`.cluster_ids.shown_ids`; None: its
-    own id, read here)."""
+    own id, read here); ``firsts`` a requeued job's first submission and first start
+    (:func:`_first_times`), which a line not ended keeps for the merge of several files."""
     import pandas as pd
 
     state = _first(job["state"]["current"])
@@ -199,12 +202,13 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
     if status is None:  # kept aside: in another file it may be a job's newest attempt
         array = job.get("array") or {}
         count_not_finished(state, report, array.get("task") if isinstance(
-            array.get("task"), str) else None, attempt={
+            array.get("task"), str) else None, attempt=with_first_submission({
                 "job_id": _job_id(job) if jid is None else jid,
                 "raw_id": str(job["job_id"]) if _num(job.get("job_id")) is not None else None,
                 "user": job.get("user", ""), "workload": job.get("name", ""),
                 "cluster": str(job.get("cluster") or "") or None,
-                "submit_time": ts(t.get("submission")), "start_time": ts(t.get("start"))})
+                "submit_time": ts(t.get("submission")), "start_time": ts(t.get("start"))},
+                *(firsts or ())))
         return None
     start, end = ts(t.get("start")), ts(t.get("end"))
     if start is not None and end is not None and end < start:

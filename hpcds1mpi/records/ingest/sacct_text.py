@@ -192,7 +192,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     rows = build_rows(order, lambda key: _job_from_sacct_rows(
                           shown[key], jobs[key],
                           [] if key[1] in cut_jobs else steps[key],
-                          report, read_time, cpu_unknown, key in earlier),
+                          report, read_time, cpu_unknown, earlier.get(key, ())),
                       report, (ValueError,), lambda exc: f"unparseable value ({_reason(exc)})")
     key_of = {shown[key]: key for key in order}
     for row in rows:
@@ -242,15 +242,15 @@ def _reason(exc: Exception) -> str:
 
 
 def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileReport,
-                         read_time, cpu_unknown: bool = False, requeued: bool = False) -> dict | None:
+                         read_time, cpu_unknown: bool = False, earlier: list = ()) -> dict | None:
     state = job.get("State", "").strip()
     if not state:
         report.dropped["no State column/value"] += 1
         return None
     status = slurm_status(state)
     if status is None:  # kept aside: in another file it may be a job's newest attempt
-        return count_not_finished(state, report, array_range(jid), requeued,
-                                  unended_attempt(jid, job, read_time))
+        return count_not_finished(state, report, array_range(jid), bool(earlier),
+                                  unended_attempt(jid, job, read_time, earlier))
     runtime = int_or_none(job.get("ElapsedRaw"))
     runtime_s = float(runtime) if runtime is not None else parse_duration(job.get("Elapsed"))
     # A local time the autumn clock change repeats: the reading its Elapsed fits (s35 T1).

@@ -73,6 +73,11 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     # first submission, which would order the job before its own re-run (s44 tester O5).
     own = table["_attempt_s"].fillna(0) if "_attempt_s" in table else 0.0
     table["_attempt"] = table["_submit"] + pd.to_timedelta(own, unit="s")
+    # The job's first submission as each copy knows it: a line not ended gives it as seconds
+    # before its own Submit; every other copy's submit_time is it, as its reader kept it.
+    back = table["_first_submit_s"].fillna(0) if "_first_submit_s" in table else 0.0
+    table["_first"] = table["_submit"] - pd.to_timedelta(back, unit="s")
+    firsts = _first_submissions(table)  # before any copy, ended or not, is dropped
     key = ["_key", "_job", "_submit", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
@@ -99,12 +104,14 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     shown = _jobid_forms(table, ids)
     table = _last_attempts(table[~dup], notes)
     table = table[~table["_unended"]]  # counted by its reader; its job's attempts gone above
+    table = _keep_first_submissions(table, firsts, notes)
     if len(shown):
         named = table["_key"].map(shown).astype("string")
         table["job_id"] = named.where(named.notna(), table["job_id"].astype("string"))
     qualify_shared(table, table["_slurm"], table["_key"], notes)
     return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job", "_key",
-                               "_unended", "_attempt", "_attempt_s"],
+                               "_unended", "_attempt", "_attempt_s", "_first",
+                               "_first_submit_s"],
                       errors="ignore").sort_index()
 
 
@@ -279,21 +286,44 @@ def _last_attempts(table, notes: Counter):
             notes[REQUEUED_AGAIN_ELSEWHERE] = len(gone)
         table, rows = table.drop(index=gone), rows[~rows["_job"].isin(again)]
     earlier = rows.index[rows.duplicated(subset="_job", keep="last")]
-    if len(earlier):
+    if len(earlier):  # their first submission is kept: _keep_first_submissions
         notes["earlier attempt of a requeued job in another file (the last attempt "
               "kept)"] = len(earlier)
-        # The kept attempt keeps the job's first submission and the wait before its first
-        # start, as within one sacct -D file (s33 tester A11): the earliest copy's.
-        first = rows.drop_duplicates(subset="_job", keep="first").set_index("_job")
-        last = rows.index[~rows.duplicated(subset="_job", keep="last")]
-        kept_job = rows.loc[last, "_job"]
-        moved = first.loc[kept_job, "submit_time"].to_numpy() < rows.loc[last, "submit_time"]
-        if moved.any():
-            at = last[moved.to_numpy(dtype=bool)]
-            for column in ("submit_time", "wait_s"):
-                table.loc[at, column] = first.loc[rows.loc[at, "_job"], column].to_numpy()
-            notes[FIRST_SUBMIT] = int(moved.sum())
     return table.drop(index=earlier)
+
+
+def _first_submissions(table):
+    """By ``_job``, of the Slurm jobs seen in several files: the job's first submission
+    (``_first``, as the zone-matched ``_submit``) and the wait before its first start
+    (``wait_s``), from the copy or attempt, ended or not, that knows the earliest (of equals,
+    one whose wait is known)."""
+    slurm = table[table["_slurm"] & table["_first"].notna()]
+    slurm = slurm[slurm.groupby("_job")["_file"].transform("nunique").gt(1)]
+    no_wait = slurm["wait_s"].isna() if "wait_s" in slurm else True
+    rows = slurm.assign(_no_wait=no_wait).sort_values(["_first", "_no_wait"], kind="stable")
+    return rows.drop_duplicates(subset="_job").set_index("_job").reindex(
+        columns=["_first", "wait_s"])
+
+
+def _keep_first_submissions(table, firsts, notes: Counter):
+    """``table`` whose kept copy of each job in ``firsts`` (:func:`_first_submissions`)
+    carries the job's first submission and the wait before its first start where its own
+    submit time is later, as within one sacct -D file (s33 tester A11), noted
+    (:data:`FIRST_SUBMIT`). Any copy may know them: an ended earlier attempt, a -D copy of
+    the kept attempt, or a -D export's line of the attempt not yet ended, whose ended copy
+    in a newer export without -D had kept the re-run's Submit and wait (s45 FY4 J1)."""
+    kept = table[table["_slurm"] & table["_job"].isin(firsts.index)]
+    first = firsts.loc[kept["_job"]].set_axis(kept.index)
+    moved = kept.index[(first["_first"] < kept["_submit"]).fillna(False).astype(bool)]
+    if not len(moved):
+        return table
+    table = table.copy()
+    # In the kept copy's own times: a file whose zone could not be told keeps them as read.
+    unshifted = table.loc[moved, "submit_time"] - table.loc[moved, "_submit"]
+    table.loc[moved, "submit_time"] = first.loc[moved, "_first"] + unshifted
+    table.loc[moved, "wait_s"] = first.loc[moved, "wait_s"].astype(float)
+    notes[FIRST_SUBMIT] = len(moved)
+    return table
 
 
 #: What one job shows in every copy and attempt (Submit is not: a requeue resets it); the

@@ -356,3 +356,55 @@ def test_a_requeued_job_seen_pending_in_an_older_D_export_is_read_completed_from
     assert job["submit_time"] == pd.Timestamp("2026-12-07 06:03:01") and job["wait_s"] == 0
     assert REQUEUED_AGAIN_ELSEWHERE not in notes
     assert not any(k.startswith("same job in several files") for k in notes)
+
+
+#: FY4's real test-Slurm exports (s45): job 56630706 (``sbatch --requeue``, ``scontrol
+#: requeue`` 3 s in, re-run held 2 min) as ``sacct -D -X -P`` and ``--json`` while its re-run
+#: pended, then ``sacct -X -P`` (no -D: the newest attempt only) and ``sacct -D -X -P`` once it
+#: completed; job 56630625 the same, its -D exports taken 1 s after the requeue, before sacct
+#: listed the re-run's PENDING line (its REQUEUED line alone).
+S45 = {name: EXPORTS / f"s45-requeued-{name}" for name in (
+    "pending-D-P.txt", "pending-D.json", "completed-P.txt", "completed-D-P.txt",
+    "waiting-D-P.txt", "waiting-D.json", "waiting-completed-P.txt")}
+
+
+@pytest.mark.parametrize("older", ["pending-D-P.txt", "pending-D.json"])
+@pytest.mark.parametrize("older_first", [True, False])
+@pytest.mark.parametrize("others", [False, True])
+def test_a_requeued_job_pending_in_an_older_D_export_keeps_its_first_submission(
+        older, older_first, others):
+    """J1 (s45): the older -D export's PENDING line was dropped as a copy of the plain
+    export's COMPLETED line of that attempt, and the job kept the re-run's Submit (07:58:07)
+    and wait (125 s, the hold). It keeps the first submission and wait, as -D alone gives."""
+    alone = ingest([S45["completed-D-P.txt"]])[0].iloc[0]
+    files = [S45[older], S45["completed-P.txt"]]
+    table, _, notes = ingest([*(files if older_first else files[::-1]), *([UTC_P] * others)])
+    job = table.set_index("job_id").loc["56630706"]
+    assert len(table) == (4 if others else 1)
+    assert (job["status"], job["runtime_s"], job["end_time"]) == (
+        "ok", 7, pd.Timestamp("2026-12-07 08:00:19"))  # the newest attempt's
+    assert (job["submit_time"], job["wait_s"]) == (alone["submit_time"], alone["wait_s"]) == (
+        pd.Timestamp("2026-12-07 07:58:03"), 1)
+    assert notes[FIRST_SUBMIT] == 1 and REQUEUED_AGAIN_ELSEWHERE not in notes
+
+
+@pytest.mark.parametrize("older", ["waiting-D-P.txt", "waiting-D.json"])
+def test_a_requeued_job_waiting_in_an_older_D_export_keeps_its_first_wait(older):
+    """J1 (s45): a -D export taken before sacct listed the re-run (its REQUEUED line alone)
+    gave the job its first submission but no wait (NaN): a line not ended had none."""
+    table, _, notes = ingest([S45[older], S45["waiting-completed-P.txt"]])
+    job = table.iloc[0]
+    assert (len(table), job["status"], job["runtime_s"]) == (1, "ok", 6)
+    assert (job["submit_time"], job["wait_s"]) == (pd.Timestamp("2026-12-07 07:55:36"), 0)
+    assert notes[FIRST_SUBMIT] == 1
+
+
+def test_a_pending_line_without_a_wait_leaves_the_wait_column_numbers(tmp_path):
+    """A line not ended carries its job's wait (J1, s45); where no such line knows one (every
+    one pending its first run) the column stays float, not object, in the merged table."""
+    pending = tmp_path / "pending.txt"
+    head = S45["completed-P.txt"].read_text().splitlines()[0]
+    pending.write_text(f"{head}\n9|9|root|x|debug|2026-12-07T07:58:07|Unknown|Unknown|PENDING"
+                       "|1|1|00:01:00|0\n")
+    table, _, _ = ingest([pending, S45["completed-P.txt"]])
+    assert table["wait_s"].dtype == float and table["wait_s"].tolist() == [125]
