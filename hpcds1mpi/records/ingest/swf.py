@@ -46,8 +46,9 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
-from .cut_at_end import CUT_AT_END
-from .compressed import STREAM_ERRORS, KeptLines, check_stream, head_text, unreadable
+from .cut_at_end import cut_at_end_reason
+from .compressed import (STREAM_ERRORS, KeptLines, check_stream, compression, head_text,
+                         unreadable)
 from .schema import FileReport, bytes_to_mib
 from .swf_header import (END_SLACK_S, LONGEST_LINE, MOST_COMMENT_CHARS, header_span_s,
                          log_origin, looks_like_swf, procs_count_nodes, read_header)
@@ -233,7 +234,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
 
     drop(longer, "more than 18 fields")
     drop(truncated, "truncated line (fewer than 18 fields)")
-    drop(cut, CUT_AT_END)
+    drop(cut, cut_at_end_reason(compression(path)))  # mended otherwise when compressed
     drop(words, "a word where a number belongs")
     for name, what in (("submit", "submit time"), ("wait", "wait time"), ("run", "run time"),
                        ("req_time", "requested time"), ("cpu_avg", "CPU time")):

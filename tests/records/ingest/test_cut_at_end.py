@@ -4,10 +4,17 @@ time_limit_s 60 stored as 6)."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+import shutil
+import subprocess
+
 import pytest
 
 from hpcds1mpi.records.ingest import ingest, read_job_log, write_job_table
-from hpcds1mpi.records.ingest.cut_at_end import CUT_AT_END, ends_inside_line
+from hpcds1mpi.records.ingest.cut_at_end import (CUT_AT_END, cut_at_end_reason,
+                                                 ends_inside_line)
 from hpcds1mpi.records.ingest.schema import KINDS
 from tests.records.ingest.captures import DATA
 from tests.records.ingest.joblogs import EAGLE, EURORA, needs_joblogs, regular_swf
@@ -55,6 +62,27 @@ def test_a_file_ending_inside_its_last_line_counts_that_line_never_reads_it(kind
     assert report.dropped.get(CUT_AT_END) == 1, report.lines()
     assert report.jobs == full.jobs - 1
     assert "echo >> FILE" in CUT_AT_END
+
+
+@pytest.mark.parametrize("packed, module", [("gzip", gzip), ("bzip2", bz2), ("xz", lzma)])
+def test_a_compressed_swf_saved_without_its_final_newline_is_told_a_way_that_mends_it(
+        packed, module, tmp_path):
+    """s45 FY4: a .swf.gz was told "echo >> FILE", which makes a gzip (and xz) file unreadable
+    and which bzip2's reader ignores. The advice given is run here and the log read whole."""
+    if shutil.which(packed) is None:
+        pytest.skip(f"no {packed} command")
+    text = regular_swf(tmp_path / "log.swf", jobs=5).read_text().rstrip("\n")
+    log = tmp_path / f"log.swf.{packed}"
+    log.write_bytes(module.compress(text.encode()))
+    _, report = read_job_log(log)
+    reason = cut_at_end_reason(packed)
+    assert (report.jobs, dict(report.dropped)) == (4, {reason: 1})
+    assert "echo >> FILE" not in reason.replace("not echo >> FILE", "")
+    command = reason.split("add one compressed: ", 1)[1].split(" (", 1)[0]
+    assert command == f"echo | {packed} >> FILE"
+    subprocess.run(command.replace("FILE", str(log)), shell=True, check=True)
+    _, report = read_job_log(log)
+    assert (report.jobs, dict(report.dropped)) == (5, {})
 
 
 @pytest.mark.parametrize("text, quoted, cut", [
