@@ -58,12 +58,28 @@ ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b
 #: skipped because of illegal input values." is no error. "too many errors" is a tally of the
 #: errors said before it, not their cause: yorick's "ERROR (VM idle or lost) ****ABORTING
 #: PARSE**** too many errors" had beaten its "SYNTAX: missing include file nofile.i" (s44 M2).
-#: What is needed may be named: ScaLAPACK's "need TOTMEM of at least 4863400" (s44 M3).
-REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|\b(needs?|requires?)( \w+){0,2} at least \d+\b|"
+#: A demand of "at least N" is one too (:data:`NEED`, :func:`refuses`).
+REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|"
                      r"\billegal (value|argument|parameter|option)\b|\billegal \w+ *[(=:]? *-?\d|"
                      r"\bout of (range|bounds)\b|"
                      r"\btoo (small|large|few|many)\b(?! (errors?|warnings?|failures?)\b)",
                      re.IGNORECASE)
+#: A program's demand: "this code requires at least 4 ranks"; what is needed may be named:
+#: ScaLAPACK's "need TOTMEM of at least 4863400" (s44 M3).
+NEED = re.compile(r"\b(needs?|requires?)((?: \w+){0,2}) at least \d+(?:\.\d+)?\b *([A-Za-z]*)",
+                  re.IGNORECASE)
+#: A need of memory, disk or time, by its words or its number's unit: an estimate good runs
+#: print ("This calculation needs memory of at least 1200 MB", s44 review F2), no refusal.
+QUANTITY = re.compile(r"\b(mem\w*|ram|disk|storage|space|workspace|time|walltime)\b|"
+                      r"^([kKMGTP]i?B|[kKMGT]?bytes?|[kKMG]?words?|[KMG]W|s|secs?|seconds?|"
+                      r"mins?|minutes?|h|hrs?|hours?)$", re.IGNORECASE)
+#: Words of a refusal, with which a need of a quantity is one: ScaLAPACK's "Unable to perform
+#: Hessenberg reduction: need TOTMEM of at least 4863400".
+REFUSAL_WORD = re.compile(r"\bunable\b|\bcannot\b|\bcan't\b|\bcould(?: not|n't)\b|"
+                          r"\bnot enough\b|\binsufficient\b|\btoo (?:small|little|few|low)\b|"
+                          r"\berror|\babort|\bfail|\bhalt|\bstop|\brefus|\bexceed|\binvalid\b|"
+                          r"\bimpossible\b|\bnot possible\b|\bbut only\b|\bonly [\d.]+",
+                          re.IGNORECASE)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
                         r"[\w+-]+\.[A-Za-z]\w{0,7})(?=$|[\s'\"`)>:,;])")
@@ -120,17 +136,29 @@ def error_line(text: str) -> bool:
     """Whether ``text``, a line with no error word of
     :data:`~hpcds1mpi.measure.program_launch.ERROR_WORDS`, is an error line all the same: it
     says a thing is absent or already there (:data:`ABSENT`), refuses its input or layout
-    (:data:`REFUSED`), or says a file it names is missing (:func:`names_cause`: yorick's
+    (:func:`refuses`), or says a file it names is missing (:func:`names_cause`: yorick's
     "SYNTAX: missing include file nofile.i", which had been no error line, s44 tester M2)."""
-    return bool(ABSENT.search(text) or REFUSED.search(text) or names_cause(text))
+    return bool(ABSENT.search(text) or refuses(text) or names_cause(text))
+
+
+def refuses(text: str) -> bool:
+    """Whether a line refuses the program's input or layout: :data:`REFUSED`, or a demand
+    (:data:`NEED`) of a count ("this grid needs at least 3 levels"), or of a quantity
+    (:data:`QUANTITY`: memory, disk, time) with a refusal word on the line
+    (:data:`REFUSAL_WORD`)."""
+    if REFUSED.search(text):
+        return True
+    need = NEED.search(text)
+    return bool(need) and (REFUSAL_WORD.search(text) is not None or not any(
+        QUANTITY.search(part) for part in (need.group(2), need.group(3)) if part))
 
 
 def names_cause(text: str) -> bool:
     """Whether an error line says a file it names is missing or cannot be opened, or that the
-    program refuses its input or layout (:data:`REFUSED`)."""
+    program refuses its input or layout (:func:`refuses`)."""
     if WARNING.search(text) or WENT_ON.search(text):
         return False
-    return bool(MISSING.search(text) and NAMED_FILE.search(text) or REFUSED.search(text))
+    return bool(MISSING.search(text) and NAMED_FILE.search(text) or refuses(text))
 
 
 def cause_first(found: list[tuple[int, str]], lines: list[str] | None = None

@@ -194,6 +194,28 @@ def test_a_program_refusing_its_input_or_layout_names_the_cause(line):
     assert names_cause(line)
 
 
+@pytest.mark.parametrize("line", [
+    "Unable to perform Hessenberg reduction: need TOTMEM of at least 4863400",
+    "Error: this run requires at least 2 GB per rank", "not enough memory: need at least 1200 MB",
+    "this code requires at least 4 ranks", "this grid needs at least 3 levels",
+    "needs at least 1200 MB, but only 800 MB are free"])
+def test_a_demand_refused_or_of_a_count_is_a_refusal(line):
+    from hpcds1mpi.measure.error_cause import error_line, refuses
+
+    assert refuses(line) and names_cause(line) and error_line(line)
+
+
+@pytest.mark.parametrize("line", [
+    "This calculation needs memory of at least 1200 MB", "requires at least 2.5 GB per rank",
+    "the solver needs workspace of at least 4863400", "this run needs at least 30 minutes"])
+def test_an_estimate_of_memory_disk_or_time_needed_is_no_refusal(line):
+    """s44 review F2: "need X of at least N" (ScaLAPACK's TOTMEM, with "Unable") had read an
+    estimate a good run prints as a refusal."""
+    from hpcds1mpi.measure.error_cause import error_line, refuses
+
+    assert not (refuses(line) or names_cause(line) or error_line(line))
+
+
 def test_a_count_of_inputs_skipped_as_illegal_is_no_refusal():
     """ScaLAPACK's tester's summary line "1 tests skipped because of illegal input values." had
     beaten its "Unable to perform factorization: need TOTMEM ..." once "illegal" alone counted."""

@@ -86,3 +86,13 @@ def test_a_line_with_an_error_word_that_names_no_cause_is_no_failure(line):
 def test_an_error_message_naming_its_cause_still_fails(line):
     readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
     assert line.split()[0] in fom_miss_problem(readings, readings.read(f"step 1\n{line}\n"))
+
+
+@pytest.mark.parametrize("line", ["This calculation needs memory of at least 1200 MB",
+                                  "Estimated memory: requires at least 2.5 GB per rank",
+                                  "this run needs at least 30 minutes"])
+def test_an_estimate_of_what_a_run_needs_is_no_failure(line):
+    """s44 review F2: "need X of at least N" (ScaLAPACK's refusal) had read an estimate a good
+    run prints as a refusal."""
+    readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
+    assert fom_miss_problem(readings, readings.read(f"{line}\nstep 1\nGflops: 3.2\n")) == ""
