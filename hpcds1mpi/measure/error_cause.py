@@ -118,12 +118,17 @@ def restates(line: str, originals: list[str]) -> bool:
 #: replaced "solver diverged at step 3" as the reason); or that it recovered from a value it
 #: refused (s43 tester K4: "timestep too large for stability, reducing dt to 0.005", "ghost
 #: index 7 out of range, clamped to 6", "... needs at least 3 grids, doing without it",
-#: "illegal nlev (-1) replaced by 4" had beaten the later "Error: solver diverged ...").
+#: "illegal nlev (-1) replaced by 4" had beaten the later "Error: solver diverged ..."); or
+#: that it started afresh without it: "chk.h5 not found, starting from scratch", a first run's
+#: missing checkpoint, had failed a good run under a missed --fom-regex (s44 review F1).
 WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
-                     r"\bcontinu(?:e|es|ing)\b|\bfalling back\b|\binstead\b|"
-                     r"\bwill be created\b|\breduc(?:ed|ing)\b|\bclamp(?:ed|ing)\b|"
-                     r"\breplaced (?:by|with)\b|\bdoing without\b|\bwithout it\b|"
-                     r"\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
+                     r"\bcontinu(?:e|es|ing)\b|\bfall(?:s|ing)? ?back\b|\bfell back\b|"
+                     r"\binstead\b|\bdefaulting to\b|\bdefaults? (?:\w+ )?(?:will be )?used\b|"
+                     r"\bfrom (?:scratch|the beginning)\b|\bfresh start\b|"
+                     r"\bstart(?:s|ing)? (?:fresh|afresh|anew|over|(?:a )?new (?:run|calculation|"
+                     r"simulation|job))\b|\bwill be (?:created|generated)\b|\breduc(?:ed|ing)\b|"
+                     r"\bclamp(?:ed|ing)\b|\breplaced (?:by|with)\b|\bdoing without\b|"
+                     r"\bwithout it\b|\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
                      r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE)
 
 #: How far before a refusal its program's progress lines are looked for (:func:`went_on_after`).

@@ -150,7 +150,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
                                             spec.config.threads) or
-                       fom_miss_problem(readings, found)):  # a refusal, exit 0 (s44 M3)
+                       fom_miss_problem(readings, found, (result["stdout"],  # s44 M3
+                                                          result["stderr"]))):
                 status, error = "failed", why
         if folders.again(result, status):  # collided on the first launch's outputs: again
             attempt -= 1

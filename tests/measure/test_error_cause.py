@@ -216,6 +216,15 @@ def test_an_estimate_of_memory_disk_or_time_needed_is_no_refusal(line):
     assert not (refuses(line) or names_cause(line) or error_line(line))
 
 
+@pytest.mark.parametrize("line", [
+    "chk.h5 not found, starting from scratch", "restart.chk not found; starting fresh",
+    "checkpoint state.h5 not found: starting a new run", "cannot open tune.dat, falls back to "
+    "defaults", "missing params.in, default values will be used"])
+def test_a_missing_file_the_program_started_afresh_without_names_no_cause(line):
+    """s44 review F1: a first run's missing checkpoint is no cause of anything."""
+    assert not names_cause(line)
+
+
 def test_a_count_of_inputs_skipped_as_illegal_is_no_refusal():
     """ScaLAPACK's tester's summary line "1 tests skipped because of illegal input values." had
     beaten its "Unable to perform factorization: need TOTMEM ..." once "illegal" alone counted."""

@@ -88,6 +88,29 @@ def test_an_error_message_naming_its_cause_still_fails(line):
     assert line.split()[0] in fom_miss_problem(readings, readings.read(f"step 1\n{line}\n"))
 
 
+@pytest.mark.parametrize("output", [
+    "chk.h5 not found, starting from scratch\nstep 1\nGflops: 3.2\n",
+    "Checkpoint restart.chk not found; starting a new run\nstep 1\nGflops: 3.2\n",
+    "input.cfg not found\nUsing built-in defaults.\nstep 1\nGflops: 3.2\n",
+    "Error: cannot open input.cfg\nFalling back to defaults\nstep 1\nGflops: 3.2\n",
+])
+def test_a_missing_file_the_program_went_on_from_is_no_failure(output):
+    """s44 review F1: a first run's missing checkpoint ("starting from scratch"), or a missing
+    file whose recovery the program wrote on the next line, had failed a good run under a
+    missed --fom-regex; the miss is the regex's note."""
+    readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
+    for out, err in ((output, ""), ("step 1\n", output)):
+        assert fom_miss_problem(readings, readings.read(out, err), (out, err)) == ""
+
+
+@pytest.mark.parametrize("output", ["input.cfg not found\ncannot continue without it\n",
+                                    "input.cfg not found\nstep 1 done\n"])
+def test_a_missing_file_not_gone_on_from_on_the_next_line_still_fails(output):
+    readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
+    assert "input.cfg not found" in fom_miss_problem(readings, readings.read(output),
+                                                     (output, ""))
+
+
 @pytest.mark.parametrize("line", ["This calculation needs memory of at least 1200 MB",
                                   "Estimated memory: requires at least 2.5 GB per rank",
                                   "this run needs at least 30 minutes"])
@@ -96,3 +119,25 @@ def test_an_estimate_of_what_a_run_needs_is_no_failure(line):
     run prints as a refusal."""
     readings = Readings.of(fom_regex=r"GFLOPS=([0-9.]+)")
     assert fom_miss_problem(readings, readings.read(f"{line}\nstep 1\nGflops: 3.2\n")) == ""
+
+
+@pytest.mark.mpi
+def test_a_sweep_keeps_a_run_that_went_on_from_a_missing_file_ok(tmp_path):
+    """End to end: the sweep hands the launch's output to the rule (s44 review F1)."""
+    import sys
+
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+
+    app = tmp_path / "app.py"
+    app.write_text("print('input.cfg not found')\nprint('Using built-in defaults.')\n"
+                   "print('Gflops: 3.2')\n")
+    out = tmp_path / "app.h5"
+    proc = run_cli(["sweep", "--command", f"{sys.executable} {app}", "--label", "app",
+                    "--sizes", "1", "--ranks-per-node", "1", "--threads", "1",
+                    "--min-repeats", "1", "--max-repeats", "1", "--warmup", "0",
+                    "--fom-regex", r"GFLOPS=([0-9.]+)", "--out", str(out), "--no-progress"],
+                   cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    runs = telemetry.read_runs(str(out))
+    assert list(runs["status"]) == ["ok"], list(runs["error"])
