@@ -274,8 +274,8 @@ def _unresolved_size(script: JobScript | None, launch: Launch, template: str) ->
         shown = ", ".join(values[:-1]) + f" and {values[-1]}" if len(values) > 1 else values[0]
         return (f"{said}: it is a for loop's variable, so the line runs {len(values)} sizes "
                 f"({shown}); pass --size with each in turn")
-    setting = [st for st in (script.settings if script else []) if name and
-               st.name == name.group(1) and st.line <= launch.line]
+    setting = [st for st in (script.settings_before(launch) if script else [])
+               if name and st.name == name.group(1)]
     if "ARRAY_TASK" in raw or (setting and "ARRAY_TASK" in setting[-1].value):
         return (f"{said}: it follows the array task's index, so each array task runs its own "
                 "size; pass --size with each in turn")

@@ -71,7 +71,8 @@ def _size_setting(launch: "Launch", command: str | None):
     for name, recorded, _ in wrappers.assigned if wrappers else ():
         if "{size}" not in recorded or name in launch.env or name in launch.wrapper_unset:
             continue
-        found = next((s for s in reversed(settings[:count]) if s.name == name), None)
+        found = next((s for s in reversed(settings[:count])
+                      if s.name == name and s.reaches(launch.span[0])), None)
         if found is not None and found.resolved is not None:
             return found
     return None

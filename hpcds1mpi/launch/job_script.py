@@ -79,7 +79,7 @@ class Launch:
         (launch lines x assignments of time)."""
         from hpcds1mpi.launch.script_scope import ScopeView
 
-        return ScopeView(*self.origin)
+        return ScopeView(*self.origin, at=self.span[0])
 
     def value(self, name: str, scope: dict) -> str | None:
         """An option's value with ``$`` expanded (None when absent or unresolved)."""
@@ -89,13 +89,25 @@ class Launch:
 
 @dataclass
 class Setting:
-    """A variable the script assigns (``X=1``, ``export X=1``) and where its value is."""
+    """A variable the script assigns (``X=1``, ``export X=1``) and where its value is.
+
+    ``subshell``: for one made in a subshell (``( export X=8; ./prep )``), (the place in the
+    script's assignments of the one of its name it hid, -1 for none, the text offset of the
+    subshell's closing ``)``, where it ends); None for the script's own, and in a subshell
+    not closed.
+    """
 
     name: str
     value: str
     resolved: str | None
     line: int
     value_span: tuple[int, int]
+    subshell: tuple[int, int] | None = None
+
+    def reaches(self, at: int) -> bool:
+        """Whether this assignment still holds at text offset ``at`` (one after it): a
+        subshell's end with its closer (s45 S1)."""
+        return self.subshell is None or at < self.subshell[1]
 
 
 @dataclass
@@ -170,6 +182,18 @@ class JobScript:
         """Add a warning once (the launch line is read again for each launch advise tries)."""
         if text not in self.warnings:
             self.warnings.append(text)
+
+    def settings_before(self, launch: Launch | None, line: int = 10 ** 9) -> list[Setting]:
+        """The script's assignments on ``launch``'s line or before it that still hold at the
+        launch; without one, those on ``line`` or before (the script's end by default) that
+        hold at its start. A subshell's end with it (``( export OMP_NUM_THREADS=8; ./prep
+        )`` sets none for a later ``srun``, s45 S1): the one rule of every reader of what a
+        launch inherits."""
+        if launch is not None:
+            line, at = launch.line, launch.span[0]
+        else:
+            at = _line_start(self.text, line)
+        return [s for s in self.settings if s.line <= line and s.reaches(at)]
 
     def where(self, key: str, line: int | None) -> None:
         if line is not None and line not in self.lines.setdefault(key, []):
@@ -263,3 +287,13 @@ class JobScript:
             self.notes[:] = [n for n in self.notes if n not in said[1:]]
         else:
             self.note(new)
+
+
+def _line_start(text: str, line: int) -> int:
+    """The text offset where line ``line`` (from 1) starts; the text's end past its last."""
+    at = 0
+    for _ in range(line - 1):
+        at = text.find("\n", at) + 1
+        if not at:
+            return len(text)
+    return at

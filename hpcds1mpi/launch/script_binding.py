@@ -84,7 +84,7 @@ def binding_given(script: "JobScript", launch: "Launch") -> bool:
     binding variable set before it (``export OMPI_MCA_hwloc_base_binding_policy=none``)."""
     if binds_its_own(launcher_words(script, launch)):
         return True
-    before = [s.name for s in script.settings if s.line <= launch.line]
+    before = [s.name for s in script.settings_before(launch)]
     return any(name.startswith(_MCA_VARIABLES) for name in [*before, *launch.env])
 
 

@@ -115,7 +115,8 @@ def visible_gpus(script: "JobScript") -> Visible | None:
             value, opt = launch.env[name]
             found = (name, value, opt.line)
             break
-        before = [s for s in script.settings if s.name == name and s.line <= launch.line]
+        before = [s for s in script.settings_before(launch)
+                  if s.name == name]
         if before and (found is None or before[-1].line > found[2]):
             found = (name, before[-1].resolved, before[-1].line)
     if found is None:

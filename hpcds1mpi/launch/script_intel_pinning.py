@@ -50,7 +50,7 @@ def launch_pins(script: "JobScript", launch: "Launch") -> tuple[dict[str, str], 
     """The ``I_MPI_PIN*`` values ``launch``'s ranks get (the script's last setting of each
     before the launch line, then the launch line's own, which win) and where each is written
     (name -> :class:`PinLine`)."""
-    settings = {s.name: s for s in script.settings if s.line <= launch.line}
+    settings = {s.name: s for s in script.settings_before(launch)}
     given = {name: (value if value is not None else opt.raw or "")
              for name, (value, opt) in launch.env.items()}
     pins = user_pinning({**{name: s.resolved if s.resolved is not None else s.value

@@ -55,8 +55,8 @@ def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None,
     env = launch.env.get("HPCDS1MPI_DEVICE")
     if env and env[0] in DEVICES:
         return env[0], f"line {env[1].line}: HPCDS1MPI_DEVICE={env[0]}"
-    for s in reversed(script.settings):
-        if s.name == "HPCDS1MPI_DEVICE" and s.line <= launch.line and s.resolved in DEVICES:
+    for s in reversed(script.settings_before(launch)):
+        if s.name == "HPCDS1MPI_DEVICE" and s.resolved in DEVICES:
             return s.resolved, f"line {s.line}: HPCDS1MPI_DEVICE={s.resolved}"
     at = own_command_at(launch)  # past a container or profiler too (s42 tester F8)
     if at is not None and launch_words(launch)[at + 1:at + 2] == ["run"]:

@@ -40,7 +40,8 @@ from hpcds1mpi.launch.directive_request import resolve_directives, scheduler_sco
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
-from hpcds1mpi.launch.shell_functions import body_words
+from hpcds1mpi.launch.script_scope import Subshells
+from hpcds1mpi.launch.shell_functions import body_words, subshell_edges
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
     commands_after, comment_start, launcher_kind, mpi_options, pbs_options, slurm_options, words)
@@ -241,10 +242,11 @@ def _launch_env(launch: Launch, word: Word, number: int, scope: dict,
                               (word.start + len(key) + 1, word.end), word.raw[len(key) + 1:]))
 
 
-def _assign(script: JobScript, scope: dict, budget: ExpansionBudget, setting: Setting
-            ) -> None:
+def _assign(script: JobScript, scope: dict, budget: ExpansionBudget, setting: Setting,
+            subshells: Subshells) -> None:
     """Keep a variable the script sets, its value resolved from the variables known here."""
     setting.resolved = expand(setting.value, scope, budget)
+    subshells.assigned(scope, setting.name, len(script.settings))
     script.settings.append(setting)
     if setting.resolved is None:
         scope.pop(setting.name, None)
@@ -257,6 +259,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
     scope = dict(base)
     budget = ExpansionBudget()
     loops = 0  # open loops: a launch inside one runs more than once
+    subshells = Subshells()
     spent_at = None
     for number, last, _start, text in _logical(lines, k):
         if _magic(text):
@@ -267,6 +270,9 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
         for command, stdin in _commands(line := words(cut, lines[number - 1][1], shell=True)):
+            opened, closed = subshell_edges(command)
+            subshells.enter(opened, script.settings)
+            end = command[-1].end if command else 0
             command = body_words(command)  # `f() { srun ..; }`, `f() (srun ..)`
             while command and command[0].raw in ("then", "do", "else", "{", "exec",
                                                   "command", "export", "declare", "local",
@@ -287,12 +293,13 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 for word in prefix:
                     name, _, value = word.text.partition("=")
                     _assign(script, scope, budget, Setting(
-                        name, value, None, number, (word.start + len(name) + 1, word.end)))
+                        name, value, None, number, (word.start + len(name) + 1, word.end)),
+                        subshells)
             elif command[0].raw == "setenv" and len(command) == 3 and ASSIGN_RE.match(
                     f"{command[1].text}="):  # csh: setenv NAME VALUE, as export NAME=VALUE
                 name, value = command[1].text, command[2]
                 _assign(script, scope, budget, Setting(name, value.text, None, number,
-                                                       (value.start, value.end)))
+                                                       (value.start, value.end)), subshells)
             elif launcher_kind(command[0].text) is not None and not starts_no_ranks(
                     [w.text for w in command]):  # `mpirun --version` is set-up (s42 F3)
                 launch = _launch(script, command, prefix, number, last, scope, budget)
@@ -300,6 +307,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 launch.in_loop = loops > 0
                 launch.stdin, launch.then = stdin, commands_after(line, command[-1])
                 script.launches.append(launch)
+            subshells.leave(closed, scope, script.settings, end)
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number
     script.scope = scope

@@ -66,9 +66,8 @@ def _threads_from_env(script: "JobScript", launch: "Launch | None") -> int | Non
         line = opt.line
     else:
         found = program_line(script) if launch is None else None
-        until = launch.line if launch is not None else found[0] if found else float("inf")
-        before = [s for s in script.settings
-                  if s.name == "OMP_NUM_THREADS" and s.line <= until]
+        before = [s for s in script.settings_before(launch, found[0] if found else 10 ** 9)
+                  if s.name == "OMP_NUM_THREADS"]
         if not before:
             return None
         value, line = before[-1].resolved, before[-1].line

@@ -215,9 +215,7 @@ _PLACEMENT = ("OMP_PLACES", "OMP_PROC_BIND")
 
 def _last_settings(script: "JobScript", names) -> dict:
     """The last setting of each of ``names`` before the launch line, by name."""
-    launch = script.launch
-    until = launch.line if launch is not None else 10 ** 9
-    return {s.name: s for s in script.settings if s.name in names and s.line <= until}
+    return {s.name: s for s in script.settings_before(script.launch) if s.name in names}
 
 
 def _companions(e: Edits, script: "JobScript", to: Layout, family: str | None) -> None:

@@ -62,11 +62,34 @@ def function_body(words: list[str]) -> slice:
     return slice(head, len(words) - 1 if closed else len(words))
 
 
+def _bare(raw: str) -> str:
+    """A word as written with its quoted text taken out."""
+    return re.sub(r"'[^']*'|\"(\\.|[^\"])*\"", "", raw)
+
+
 def _unclosed(raw: str) -> bool:
     """Whether a word as written ends with a ``)`` that closes no ``(`` of its own (quoted
     text skipped): ``20)`` closing a subshell, not ``$(nproc)`` nor ``"a)"``."""
-    bare = re.sub(r"'[^']*'|\"(\\.|[^\"])*\"", "", raw)
+    bare = _bare(raw)
     return bare.endswith(")") and bare.count(")") > bare.count("(")
+
+
+def _cut(command: list["Word"]) -> tuple[list["Word"], int, int]:
+    """(:func:`subshell_words`, how many openers it cut, how many closers)."""
+    from hpcds1mpi.launch.shell_words import Word
+
+    body, opened, closed = list(command), 0, 0
+    while body and body[0].raw.startswith("(") and not body[0].raw.startswith("(("):
+        first = body.pop(0)
+        opened += 1
+        if first.raw != "(":
+            body.insert(0, Word(first.text[1:], first.start + 1, first.end, first.raw[1:]))
+    while body and _unclosed(body[-1].raw):
+        last = body.pop()
+        closed += 1
+        if last.raw != ")":
+            body.append(Word(last.text[:-1], last.start, last.end - 1, last.raw[:-1]))
+    return body, opened, closed
 
 
 def subshell_words(command: list["Word"]) -> list["Word"]:
@@ -76,18 +99,22 @@ def subshell_words(command: list["Word"]) -> list["Word"]:
     end a later command of the subshell (``(cd run && srun ./app 20)``), so it is read by
     balance, not paired with an opener here. One rule for function bodies and top-level
     lines (s44 tester O9: ``(srun -n 2 ./app 20)`` was no launch, ``20)`` its size word)."""
-    from hpcds1mpi.launch.shell_words import Word
+    return _cut(command)[0]
 
-    body = list(command)
-    while body and body[0].raw.startswith("(") and not body[0].raw.startswith("(("):
-        first = body.pop(0)
-        if first.raw != "(":
-            body.insert(0, Word(first.text[1:], first.start + 1, first.end, first.raw[1:]))
-    while body and _unclosed(body[-1].raw):
-        last = body.pop()
-        if last.raw != ")":
-            body.append(Word(last.text[:-1], last.start, last.end - 1, last.raw[:-1]))
-    return body
+
+def subshell_edges(command: list["Word"]) -> tuple[int, int]:
+    """(how many subshells a simple command ``command`` opens before its first word, how many
+    it closes after its last), by :func:`subshell_words`'s rule, past a one-line function's
+    head (a subshell body closed on its line opens none; one going on past it, ``run_sim()
+    (``, opens one). A closer counts only where the words hold more ``)`` than ``(``:
+    ``arr=(1 2 3)`` closes nothing. The script reader ends a subshell's assignments at its
+    closer (s45 S1: ``( export X=8; ./prep )`` had set X for the launch after it)."""
+    raws = [w.raw for w in command]
+    body, head = function_body(raws), function_head(raws)
+    _, opened, closed = _cut(command[body])
+    opened += bool(head) and raws[head - 1] == "(" and body.stop == len(raws)
+    net = opened + sum(_bare(raw).count(")") - _bare(raw).count("(") for raw in raws[body])
+    return opened, min(closed, max(net, 0))
 
 
 def body_words(command: list["Word"]) -> list["Word"]:
@@ -99,4 +126,4 @@ def body_words(command: list["Word"]) -> list["Word"]:
 
 
 __all__ = ["body_words", "definition_head", "function_body", "function_head",
-           "subshell_words"]
+           "subshell_edges", "subshell_words"]

@@ -74,8 +74,8 @@ def _srun_cpus_setting(script: "JobScript", launch: "Launch") -> tuple[bool, int
     """(whether SRUN_CPUS_PER_TASK reaches the step, its value)."""
     if "SRUN_CPUS_PER_TASK" in launch.env:
         return True, to_int(launch.env["SRUN_CPUS_PER_TASK"][0])
-    before = [s for s in script.settings
-              if s.name == "SRUN_CPUS_PER_TASK" and s.line <= launch.line]
+    before = [s for s in script.settings_before(launch)
+              if s.name == "SRUN_CPUS_PER_TASK"]
     return (True, to_int(before[-1].resolved)) if before else (False, None)
 
 
@@ -108,8 +108,8 @@ def binding(script: "JobScript", launch: "Launch") -> str | None:
         else []
     if not said:
         env = launch.env.get("SLURM_CPU_BIND")
-        before = [s for s in script.settings
-                  if s.name == "SLURM_CPU_BIND" and s.line <= launch.line]
+        before = [s for s in script.settings_before(launch)
+                  if s.name == "SLURM_CPU_BIND"]
         value = env[0] if env else before[-1].resolved if before else None
         said = [(f"SLURM_CPU_BIND={value}", value)] if value else []
     for written, value in said:

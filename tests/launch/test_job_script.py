@@ -79,3 +79,17 @@ def test_a_node_range_is_said_once_whatever_cores_it_was_read_for():
     assert said == ["line 2: nodes 1-2 is a range: Slurm gives as many nodes as are free within "
                     "it, at most one per task and at least those the tasks need on 2-core "
                     "nodes; 2 is read"]
+
+
+def test_the_settings_a_line_inherits_leave_out_a_subshell_closed_before_it():
+    """s45 S1: every reader of what a launch inherits asks :meth:`JobScript.settings_before`;
+    a subshell's assignment holds inside it, to its closing parenthesis, and not after."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=2\n"
+                         "(export OMP_NUM_THREADS=8; srun ./app)\nexport SRUN_CPUS_PER_TASK=4\n"
+                         "(export SRUN_CPUS_PER_TASK=8\n gpaw -P 2 x.py)\ngpaw -P 2 y.py\n")
+    inside = script.launches[0]
+    assert [s.resolved for s in script.settings_before(inside)] == ["2", "8"]
+    assert [s.resolved for s in script.settings_before(None, 7)] == ["2", "4", "8"]
+    assert [s.resolved for s in script.settings_before(None, 8)] == ["2", "4"]
+    assert [s.resolved for s in script.settings_before(None)] == ["2", "4"]
+    assert script.threads == 8  # its one launch runs inside the subshell

@@ -532,3 +532,32 @@ def test_a_cafrun_line_is_a_launch_with_mpiruns_options():
 def test_an_unknown_launcher_is_no_launch_line(line):
     script = read_script(CAFRUN.replace("cafrun -n 4 ./heat 100000", line))
     assert script.launch is None
+
+
+@pytest.mark.parametrize("outer, value", [("export OMP_NUM_THREADS=2\n", "2"), ("", None)])
+@pytest.mark.parametrize("subshell", [
+    "( export OMP_NUM_THREADS=8; ./prep )\n", "(export OMP_NUM_THREADS=8 && ./prep) > log\n",
+    "(\n  export OMP_NUM_THREADS=8\n  ./prep\n)\n", "(cd pre; OMP_NUM_THREADS=8; ./prep)\n",
+    "prep() (\n  export OMP_NUM_THREADS=8\n  ./prep\n)\nprep\n"])
+def test_a_subshells_export_ends_with_it(outer, value, subshell):
+    """s45 S1 (a regression of s44's O9): a top-level subshell's `export` was read as the
+    script's own, so the `srun` after it ran 8 threads where bash runs it with the outer
+    value, or none; a launch inside the subshell is still read with it."""
+    head = "#!/bin/bash\n#SBATCH -N 1 -n 2\n"
+    script = read_script(f"{head}{outer}{subshell}srun ./app 96\n")
+    assert script.threads == int(value or 1)  # none set: one thread per task
+    assert script.scope.get("OMP_NUM_THREADS") == script.launch.scope.get("OMP_NUM_THREADS") \
+        == value
+    inside = read_script(f"{head}{outer}( export OMP_NUM_THREADS=8; srun ./app 96 )\n"
+                         "srun ./post\n")
+    assert inside.threads == 8 and inside.launch.program == "./app"
+    assert [launch.scope.get("OMP_NUM_THREADS") for launch in inside.launches] == [
+        "8", value]
+
+
+def test_a_subshells_variable_is_not_expanded_after_it_and_arrays_close_nothing():
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nT=3\nlist=(1 2 3)\n(T=8; ./prep)\n"
+                         "(( n = 2 ))\nsrun -n $T ./app\n(T=4\n srun -n $T ./app)\n")
+    first, second = script.launches
+    assert first.value("ntasks", first.scope) == "3" and script.ntasks == 3
+    assert second.value("ntasks", second.scope) == "4" and script.scope["T"] == "3"

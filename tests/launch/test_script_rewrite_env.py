@@ -55,3 +55,16 @@ def test_the_note_names_what_the_rewrite_set():
     bare = read_script("#SBATCH -N 2\nmpiexec.hydra -n 4 ./app 128\n")
     # (the rewrite sets OMP_NUM_THREADS=1 where nothing did: s38 tester D3)
     assert thread_carriers(bare, Layout(2, 2, 1)) == ["`OMP_NUM_THREADS=1`"]
+
+
+@pytest.mark.parametrize("outer", ["export OMP_NUM_THREADS=2\n", ""])
+def test_a_subshells_export_is_left_and_the_launchs_own_threads_rewritten(outer):
+    """s45 S1: the rewrite edits the assignment the launch inherits, never a subshell's that
+    ended before it (`( export OMP_NUM_THREADS=8; ./prep )` stays as the user wrote it)."""
+    prep = "( export OMP_NUM_THREADS=8; ./prep )\n"
+    text = f"#!/bin/bash\n#SBATCH -N 1\n#SBATCH -n 2\n{outer}{prep}srun ./app 96\n"
+    out, _ = rewrite(read_script(text), Layout(1, 1, 4))
+    export = "export OMP_NUM_THREADS=4\n"
+    kept = f"{export}{prep}" if outer else f"{prep}{export}"  # edited, else added
+    assert out.endswith(f"{kept}srun -c 4 ./app 96\n")
+    assert read_script(out).threads == 4

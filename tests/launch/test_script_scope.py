@@ -34,3 +34,29 @@ def test_asking_every_launch_line_takes_time_linear_in_the_script():
     assert_linear(seconds, 2_000)
     script = read_script(_alternating(120))
     assert script.launches[-1].scope["v3"] == "104" and "v3" not in script.launches[0].scope
+
+
+def test_a_subshells_assignments_end_with_it_nested_or_not():
+    """s45 S1: an assignment in a subshell holds for a launch inside it, not after it; one in
+    a subshell nested in another ends with the inner one."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nA=1\n(A=2; B=2\n (A=3; srun ./app)\n"
+                         " srun ./app)\nsrun ./app\n(C=1)\nsrun ./app\n")
+    scopes = [launch.scope for launch in script.launches]
+    assert [scope.get("A") for scope in scopes] == ["3", "2", "1", "1"]
+    assert [scope.get("B") for scope in scopes] == ["2", "2", None, None]
+    assert "C" not in scopes[3] and dict(scopes[2]) == {**dict(scopes[3])} and "A" in scopes[2]
+    assert script.scope.get("A") == "1" and "B" not in script.scope
+
+
+def test_asking_launches_after_many_subshells_takes_time_linear_in_the_script():
+    """A lookup steps over a closed subshell's assignments at once, not one by one."""
+    def seconds(pairs: int) -> float:
+        script = read_script("#!/bin/bash\n#SBATCH -N 1\nv=0\n" + "".join(
+            f"(v={i}; w={i})\nsrun -n $v ./app\n" for i in range(pairs)))
+
+        def ask() -> None:
+            for launch in script.launches:
+                launch.scope.get("v")
+        return best_seconds(ask)
+
+    assert_linear(seconds, 2_000)

@@ -99,10 +99,30 @@ def test_a_launch_in_a_top_level_subshell_is_read_as_a_function_bodys_is(line):
     (["(", ")"], [])])
 def test_only_a_subshells_own_parentheses_are_cut(raws, kept):
     from hpcds1mpi.launch.shell_functions import subshell_words
+
+    assert [w.raw for w in subshell_words(_command(raws))] == kept
+
+
+def _command(raws: list[str]) -> list:
+    """A simple command's words, as the script reader splits them, from their raw text."""
     from hpcds1mpi.launch.shell_words import Word
 
     command, at = [], 0
     for raw in raws:
         command.append(Word(raw.strip('"'), at, at + len(raw), raw))
         at += len(raw) + 1
-    assert [w.raw for w in subshell_words(command)] == kept
+    return command
+
+
+@pytest.mark.parametrize("line, edges", [
+    ("( export X=8", (1, 0)), ("(srun ./app 20)", (1, 1)), ("./prep )", (0, 1)),
+    ("./prep 20))", (0, 2)), ("( ( srun ./app ) )", (2, 2)), ("echo '(' \"a)\"", (0, 0)),
+    ("arr=(1 2 3)", (0, 0)), ("(arr=(1 2 3))", (1, 1)), ("(( n = 2 ))", (0, 0)),
+    ("srun -n $(nproc) ./app", (0, 0)), ("run_sim() (", (1, 0)),
+    ("run_sim() ( srun ./app )", (0, 0)), ("run_sim() (srun ./app 20)", (1, 1))])
+def test_a_command_opens_and_closes_the_subshells_it_stands_at_the_edge_of(line, edges):
+    """s45 S1: the reader ends a subshell's assignments at its closer; an array's or an
+    arithmetic's parentheses, and a one-line function body's, open or close none."""
+    from hpcds1mpi.launch.shell_functions import subshell_edges
+
+    assert subshell_edges(_command(line.split())) == edges
