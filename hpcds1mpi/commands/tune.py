@@ -227,9 +227,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
             click.echo(f"tune: {line}", err=True)
 
     if submit:  # refused here, not in the job it would fail (s44 review R3)
-        from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
+        from hpcds1mpi.commands.tune_launch_choice import refuse_mpi_under_chosen_launcher
 
-        refuse_unused_plugin(mpi_plugin, launcher, choice, "srun")  # the job's default
+        # "srun": where neither --launcher nor the choice names one, the job's default
+        refuse_mpi_under_chosen_launcher(mpi_plugin, launcher, choice, "srun")
         from hpcds1mpi.cluster import resolve_cluster
         from hpcds1mpi.commands.tune_submit import submit as sbatch, tune_args
 
@@ -287,9 +288,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                 check_kernel_plugin(mpi_plugin)
         elif choice is None or choice.mpiexec is None:
             launcher_discovery.mpiexec_path()  # LaunchError when there is none
-        from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
+        from hpcds1mpi.commands.tune_launch_choice import refuse_mpi_under_chosen_launcher
 
-        refuse_unused_plugin(mpi_plugin, launcher, choice, kind)  # s44: had been dropped
+        # s44: had been dropped
+        refuse_mpi_under_chosen_launcher(mpi_plugin, launcher, choice, kind)
         if choice is not None:
             import dataclasses
 

@@ -28,7 +28,8 @@ def check_mpi_option(mpi: str | None) -> None:
         Srun(mpi)
 
 
-def refuse_unused_plugin(mpi: str | None, launcher: str | None, choice, kind: str) -> None:
+def refuse_mpi_under_chosen_launcher(mpi: str | None, launcher: str | None, choice, kind: str
+                                     ) -> None:
     """Refuse ``--mpi`` where the trials' launcher ``kind`` (``--launcher``, else ``choice``'s,
     else ``kind``: what the trials run under, "srun" in a submitted job) is not srun, naming
     what starts the ranks (:func:`~hpcds1mpi.launch.preflight.refuse_unused_plugin`); the same
@@ -37,12 +38,12 @@ def refuse_unused_plugin(mpi: str | None, launcher: str | None, choice, kind: st
     Raises:
         ConfigError: ``--mpi`` given where srun does not start the trials' ranks (exit 2).
     """
-    from hpcds1mpi.launch.preflight import refuse_unused_plugin as refuse
+    from hpcds1mpi.launch.preflight import refuse_unused_plugin
 
     kind = (choice.launcher if choice is not None else None) or launcher or kind
     if kind != "srun":
-        refuse(mpi, "--launcher mpiexec" if launcher == "mpiexec"
-               else choice.started_by(launcher) if choice is not None else kind)
+        refuse_unused_plugin(mpi, "--launcher mpiexec" if launcher == "mpiexec"
+                             else choice.started_by(launcher) if choice is not None else kind)
 
 
 def check_kernel_plugin(mpi: str) -> None:

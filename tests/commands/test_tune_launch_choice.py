@@ -96,13 +96,13 @@ def test_a_space_beyond_the_nodes_the_launcher_reaches_is_refused_before_any_tri
 def test_mpi_is_refused_where_the_trials_launcher_is_not_srun():
     """s44 review R3: the one rule before --submit and in the run (``kind``: what the trials
     run under where neither the command line nor the launch choice names a launcher)."""
-    from hpcds1mpi.commands.tune_launch_choice import refuse_unused_plugin
+    from hpcds1mpi.commands.tune_launch_choice import refuse_mpi_under_chosen_launcher as refuse
     from hpcds1mpi.launch.preflight import LaunchChoice
 
     with pytest.raises(ConfigError, match=r"--mpi pmix .*: --launcher mpiexec starts the ranks"):
-        refuse_unused_plugin("pmix", "mpiexec", None, "srun")
+        refuse("pmix", "mpiexec", None, "srun")
     with pytest.raises(ConfigError, match=r"the cluster file's launcher, mpiexec, starts"):
-        refuse_unused_plugin("pmix", None, LaunchChoice("mpiexec"), "srun")
-    refuse_unused_plugin("pmix", None, None, "srun")  # a submitted job's trials: srun
-    refuse_unused_plugin("pmix", None, LaunchChoice("srun"), "mpiexec")  # the choice's srun
-    refuse_unused_plugin(None, "mpiexec", None, "mpiexec")  # no --mpi: nothing to refuse
+        refuse("pmix", None, LaunchChoice("mpiexec"), "srun")
+    refuse("pmix", None, None, "srun")  # a submitted job's trials: srun
+    refuse("pmix", None, LaunchChoice("srun"), "mpiexec")  # the choice's srun
+    refuse(None, "mpiexec", None, "mpiexec")  # no --mpi: nothing to refuse
