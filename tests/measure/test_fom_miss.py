@@ -8,24 +8,9 @@ import pytest
 
 from hpcds1mpi.measure.fom_miss import fom_miss_problem
 from hpcds1mpi.measure.readings import Readings
+from tests.apps.scalapack import XDHRD_TOTMEM
 
-#: xdhrd (Debian's scalapack-mpi-test) at N=700 on a 1 x 1 grid: its workspace refuses it.
-XDHRD_TOTMEM = """\
-TIME      N    ILO    IHI  NB     P     Q  HRD Time      MFLOPS Residual  CHECK
----- ------ ------ ------ --- ----- ----- --------- ----------- -------- ------
-
-Unable to perform Hessenberg reduction: need TOTMEM of at least    4863400
-Bad MEMORY parameters: going on to next test case.
-
-Finished   1 tests, with the following results:
-    0 tests completed and passed residual checks.
-    0 tests completed and failed residual checks.
-    1 tests skipped because of illegal input values.
-
-
-END OF TESTS.
-"""
-#: The same at N=300, which fits.
+#: xdhrd (Debian's scalapack-mpi-test) at N=300 on a 1 x 1 grid, which fits.
 XDHRD_OK = XDHRD_TOTMEM.replace(
     "Unable to perform Hessenberg reduction: need TOTMEM of at least    4863400\n"
     "Bad MEMORY parameters: going on to next test case.\n",

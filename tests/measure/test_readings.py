@@ -12,6 +12,7 @@ import pytest
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure import readings as readings_mod
 from hpcds1mpi.measure.readings import FileMark, Readings, compile_regex, number
+from tests.apps.scalapack import XDLU_TOTMEM
 
 
 def test_regexes_need_a_group_and_must_compile():
@@ -64,23 +65,7 @@ def test_a_launch_whose_program_reports_other_ranks_is_an_error():
     Readings.of().check_ranks(copies, 2, "x", ["mpiexec"])  # no regex: nothing to check
 
 
-#: ScaLAPACK's xdlu (Debian's scalapack-mpi-test) when N=700 does not fit its compiled-in
-#: workspace at 1 rank: no result line, exit 0.
-XDLU_TOTMEM = """\
-TIME     M     N  NB NRHS NBRHS    P    Q  LU Time Sol Time  MFLOPS  CHECK
----- ----- ----- --- ---- ----- ---- ---- -------- -------- -------- ------
-
-Unable to perform factorization: need TOTMEM of at least    4494136
-Bad MEMORY parameters: going on to next test case.
-
-Finished      1 tests, with the following results:
-    0 tests completed and passed residual checks.
-    0 tests completed and failed residual checks.
-    1 tests skipped because of illegal input values.
-
-
-END OF TESTS.
-"""
+#: The readings of ScaLAPACK's xdlu (:data:`~tests.apps.scalapack.XDLU_TOTMEM`).
 XDLU = dict(time_regex=r"^WALL\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+\d+\s+([0-9.]+)",
             fom_regex=r"^WALL(?:\s+\S+){9}\s+([0-9.]+)",
             ranks_regex=r"^WALL(?:\s+\S+){6}\s+(\d+)")
