@@ -1,7 +1,7 @@
-"""The precision and the device a job script's launched program asks for (``--precision X``,
-``--device X``, the word where its measured command has ``{device}``, or
-``HPCDS1MPI_PRECISION`` / ``HPCDS1MPI_DEVICE``), read over the launch line
-:mod:`~hpcds1mpi.launch.script_request` resolves."""
+"""The precision and the device a job script's launched program asks for (``--precision X``
+or ``--precision=X``, ``--device X`` or ``--device=X``, the word where its measured command
+has ``{device}``, or ``HPCDS1MPI_PRECISION`` / ``HPCDS1MPI_DEVICE`` set for it), read over the
+launch line :mod:`~hpcds1mpi.launch.script_request` resolves: both by one rule."""
 
 from __future__ import annotations
 
@@ -16,19 +16,41 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 
-def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
-    """(precision, whether the script says it): ``--precision X`` or HPCDS1MPI_PRECISION."""
+def _option(args: list[str], option: str, allowed) -> str | None:
+    """The value of ``option X`` or ``option=X`` among a launched program's ``args`` (click
+    takes both), the first that is one of ``allowed``; None where none is."""
+    for k, word in enumerate(args):
+        given = args[k + 1] if word == option and k + 1 < len(args) else \
+            word[len(option) + 1:] if word.startswith(option + "=") else None
+        if given in allowed:
+            return given
+    return None
+
+
+def _variable(script: "JobScript", launch: "Launch | None", name: str,
+              allowed) -> tuple[str, int] | None:
+    """(value, line) of the variable ``name`` the launched program sees: set on its launch
+    line, else the script's last setting at or before that line (one after it never reaches
+    the program: s45 tester C2); every setting counts where there is no launch line."""
     if launch is not None:
-        for k, word in enumerate(launch.args[:-1]):
-            if word == "--precision" and launch.args[k + 1] in PRECISIONS:
-                return launch.args[k + 1], True
-        env = launch.env.get("HPCDS1MPI_PRECISION")
-        if env and env[0] in PRECISIONS:
-            return env[0], True
-    for s in script.settings:
-        if s.name == "HPCDS1MPI_PRECISION" and s.resolved in PRECISIONS:
-            return s.resolved, True
-    return "fp64", False
+        env = launch.env.get(name)
+        if env and env[0] in allowed:
+            return env[0], env[1].line
+    settings = script.settings if launch is None else script.settings_before(launch)
+    for s in reversed(settings):  # a subshell's closed before the launch left out (s45 S1)
+        if s.name == name and s.resolved in allowed:
+            return s.resolved, s.line
+    return None
+
+
+def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
+    """(precision, whether the script says it): ``--precision X`` / ``--precision=X``, or
+    HPCDS1MPI_PRECISION set on the launch line or before it (:func:`_variable`)."""
+    given = _option(launch.args, "--precision", PRECISIONS) if launch is not None else None
+    if given is not None:
+        return given, True
+    env = _variable(script, launch, "HPCDS1MPI_PRECISION", PRECISIONS)
+    return (env[0], True) if env else ("fp64", False)
 
 
 DEVICES = ("cpu", "gpu")
@@ -42,22 +64,16 @@ def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None,
     say: the GPUs it asks for then tell (:attr:`JobScript.device`)."""
     if launch is None:
         return None, ""
-    args = launch.args
-    for k, word in enumerate(args):
-        given = args[k + 1] if word == "--device" and k + 1 < len(args) else \
-            word[9:] if word.startswith("--device=") else None
-        if given in DEVICES:
-            return given, f"line {launch.line}: --device {given}"
+    given = _option(launch.args, "--device", DEVICES)
+    if given is not None:
+        return given, f"line {launch.line}: --device {given}"
     if script.command and "{device}" in script.command:
         hits = placeholder_words(launch, script.command, "device", "|".join(DEVICES))
         if len({m.group(1) for _, m in hits}) == 1:
             return hits[0][1].group(1), f"line {launch.line}: {launch_words(launch)[hits[0][0]]}"
-    env = launch.env.get("HPCDS1MPI_DEVICE")
-    if env and env[0] in DEVICES:
-        return env[0], f"line {env[1].line}: HPCDS1MPI_DEVICE={env[0]}"
-    for s in reversed(script.settings_before(launch)):
-        if s.name == "HPCDS1MPI_DEVICE" and s.resolved in DEVICES:
-            return s.resolved, f"line {s.line}: HPCDS1MPI_DEVICE={s.resolved}"
+    env = _variable(script, launch, "HPCDS1MPI_DEVICE", DEVICES)
+    if env:
+        return env[0], f"line {env[1]}: HPCDS1MPI_DEVICE={env[0]}"
     at = own_command_at(launch)  # past a container or profiler too (s42 tester F8)
     if at is not None and launch_words(launch)[at + 1:at + 2] == ["run"]:
         return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"

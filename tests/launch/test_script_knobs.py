@@ -49,3 +49,22 @@ def test_the_programs_precision_is_one_hpcds1mpi_sweeps(line, precision):
     script = read_script("#SBATCH -N 1\n" + line)
     assert precision_of(script, script.launch) == precision
     assert script_knobs.PRECISIONS is PRECISIONS and not hasattr(script_request, "PRECISIONS")
+
+
+@pytest.mark.parametrize("text, precision", [
+    # the tester's m_prec32eq: the = form click takes, as --device=gpu was read
+    ("srun hpcds1mpi run --threads=2 stencil --size=128 --precision=fp32\n", ("fp32", True)),
+    # y_envafter: a setting after the launch never reaches it
+    ("srun hpcds1mpi run stencil --size 128\nexport HPCDS1MPI_PRECISION=fp32\n",
+     ("fp64", False)),
+    # the last setting before the launch is the one it sees, as for the device
+    ("export HPCDS1MPI_PRECISION=fp32\nexport HPCDS1MPI_PRECISION=bf16\nsrun ./app 8\n",
+     ("bf16", True)),
+])
+def test_the_precision_is_read_by_the_devices_rule(text, precision):
+    """s45 tester C2: ``--precision=fp32`` was not read (fp64 predicted and recommended, "the
+    script does not say the precision"), and an export after the launch line was."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\n" + text)
+    assert precision_of(script, script.launch) == precision
