@@ -49,7 +49,7 @@ Arguments (a wrong one is one ConfigError naming it):
     deadline_s, time_limit_s: seconds, above 0 and at most {MAX_SECONDS:,.0f} (a year).
     energy_budget_j: joules, above 0 and at most {MAX_JOULES:.3g}.
     objective: 'time', 'energy', 'edp' or 'balanced'; device: {' or '.join(map(repr, DEVICES))}.
-    coverage: from 0.5 to below 1.
+    coverage (quantile in hpcds1mpi.decide.walltime): from 0.5 to below 1.
     Integers stand for floats (deadline_s=60); numpy numbers are taken as numbers; None leaves
     an optional argument out.
 """

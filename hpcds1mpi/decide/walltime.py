@@ -79,9 +79,18 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         WalltimeProposal; ``time_s`` None with ``reason`` when it cannot propose.
 
     Raises:
+        ConfigError: a wrong argument, as :func:`hpcds1mpi.propose_walltime` refuses it.
         DataError: the history lacks ``user`` or ``runtime_s`` (too few completed jobs to
             learn from is a proposal with its ``reason``: the recommendation stands without).
     """
+    from hpcds1mpi.schemas.api_args import check_api_arguments, submit_time_argument
+
+    # The package's checks, not a copy (s45 tester C3: a -5-s request came back as a -5-s
+    # walltime, "3600" and "01:00:00" were tracebacks).
+    check_api_arguments("propose_walltime", required=("user",), user=user, workload=workload,
+                        partition=partition, nodes=nodes, procs=procs,
+                        time_limit_s=time_limit_s, quantile=quantile)
+    submit_time = submit_time_argument(submit_time)
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,
                                                       feature_groups, submit_features,

@@ -23,6 +23,8 @@ from hpcds1mpi.errors import ConfigError, HpcdsError
 from .base import Count, Joules, Schema, Seconds, Size, validate
 
 Text = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
+#: The share of jobs a walltime is meant to cover.
+Share = Annotated[float, Field(ge=0.5, lt=1.0)]
 
 
 _TEXTS = ("workload", "partition", "user", "job_name")
@@ -45,7 +47,8 @@ class ApiArguments(Schema):
     nodes: Optional[Count] = None
     procs: Optional[Count] = None
     time_limit_s: Optional[Seconds] = None
-    coverage: Annotated[float, Field(ge=0.5, lt=1.0)] = 0.95
+    coverage: Share = 0.95
+    quantile: Share = 0.95  # decide.walltime.propose_walltime's name for coverage
 
 
 def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **values) -> None:
@@ -62,7 +65,7 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
         if key in _TEXTS and isinstance(value, str) and not value.strip():
             raise ConfigError(f"{function}(): {key} is blank, got {value!r}; give a name")
 
-    floats = ("deadline_s", "energy_budget_j", "time_limit_s", "coverage")
+    floats = ("deadline_s", "energy_budget_j", "time_limit_s", "coverage", "quantile")
 
     def plain(key, value):  # numpy scalars as Python numbers; ints stand for floats
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -74,6 +77,32 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
     data = {k: plain(k, v) for k, v in values.items()}
     validate(ApiArguments, data, source=f"{function}()", error=ConfigError,
              fix="see help(hpcds1mpi.api) for each argument's type and range")
+
+
+def submit_time_argument(value, function: str = "propose_walltime"):
+    """``value`` as a :class:`pandas.Timestamp` (a date and time as text, a ``datetime``,
+    ``date`` or ``numpy.datetime64``; None stays None: not given), or one ConfigError naming
+    ``function()``: "yesterday" was a pandas DateParseError traceback (s45 tester C3), and a
+    number is no time (pandas reads it as nanoseconds after 1970)."""
+    import datetime
+
+    import numpy as np
+    import pandas as pd
+
+    if value is None:
+        return None
+    fix = "give a date and time such as '2014-08-01 12:00' or a datetime"
+    if not isinstance(value, (str, datetime.date, np.datetime64)):
+        raise ConfigError(f"{function}(): submit_time must be a date and time, got "
+                          f"{type(value).__name__}; {fix}")
+    try:
+        stamp = pd.Timestamp(value)
+    except (ValueError, TypeError, OverflowError):
+        stamp = pd.NaT
+    if pd.isna(stamp):
+        raise ConfigError(f"{function}(): submit_time {value!r} is not a date and time "
+                          f"pandas reads; {fix}")
+    return stamp
 
 
 #: The CLI options that shared error texts name, as the API's arguments (the decide layer's

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -262,3 +263,28 @@ def test_only_dropped_jobs_are_said_with_what_was_read():
                                         "dropped 3 x End before Start",
                                         "dropped 1 x same job twice"]
     assert dropped_jobs_said(notes[:1] + notes[2:3]) == [] and dropped_jobs_said([]) == []
+
+
+@pytest.mark.parametrize("given, said", [
+    ({"time_limit_s": -5}, "time_limit_s must be > 0, got -5.0"),
+    ({"time_limit_s": float("nan")}, "time_limit_s must be a finite number"),
+    ({"time_limit_s": "3600"}, "time_limit_s must be a number, got '3600'"),
+    ({"time_limit_s": "01:00:00"}, "time_limit_s must be a number, got '01:00:00'"),
+    ({"time_limit_s": True}, "time_limit_s must be a number, got True"),
+    ({"quantile": 95}, "quantile must be < 1, got 95.0"),
+    ({"procs": "64"}, "procs must be an integer, got '64'"),
+    ({"submit_time": "yesterday"}, "submit_time 'yesterday' is not a date and time"),
+])
+def test_the_module_function_refuses_what_the_package_function_refuses(given, said):
+    """s45 tester C3: the README's ``decide.walltime.propose_walltime`` took a -5-s request
+    and proposed -5 s, said "nan s", and gave tracebacks for "3600", "01:00:00" and
+    "yesterday"; now the package face's ConfigError, from the same check."""
+    from hpcds1mpi.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^propose_walltime\(\): " + re.escape(said)):
+        propose_walltime(pd.DataFrame(), "alice", **given)
+    if "time_limit_s" in given:  # word for word what the package face says
+        import hpcds1mpi
+
+        with pytest.raises(ConfigError, match=r"^propose_walltime\(\): " + re.escape(said)):
+            hpcds1mpi.propose_walltime(pd.DataFrame(), "alice", **given)

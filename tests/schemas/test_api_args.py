@@ -56,3 +56,21 @@ def test_cli_options_in_shared_texts_are_said_as_api_arguments():
     assert reworded(text, API_NAMES) == (
         "no configuration meets deadline_s; relax deadline_s or energy_budget_j; pass cluster; "
         "max_nodes 2; nodes 3; --unknown stays")
+
+
+def test_a_submit_time_is_a_date_and_time_or_one_line():
+    """s45 tester C3: submit_time="yesterday" was a pandas DateParseError traceback."""
+    import datetime
+
+    import pandas as pd
+
+    from hpcds1mpi.schemas.api_args import submit_time_argument
+
+    assert submit_time_argument(None) is None
+    for given in ("2014-08-01", datetime.date(2014, 8, 1), pd.Timestamp("2014-08-01")):
+        assert submit_time_argument(given) == pd.Timestamp("2014-08-01")
+    for bad, said in (("yesterday", "'yesterday' is not a date and time"),
+                      ("NaT", "'NaT' is not a date and time"),
+                      (1406851200, "must be a date and time, got int")):
+        with pytest.raises(ConfigError, match=r"^propose_walltime\(\): submit_time " + said):
+            submit_time_argument(bad)
