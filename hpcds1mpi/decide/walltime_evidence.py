@@ -52,6 +52,8 @@ class Kills:
         n_any: the user's completed jobs of any kind.
         longest_any_s: the longest of their runs (s); None when there are none.
         proposed_s: the proposal before the kills were heeded (s; set by :func:`heed_kills`).
+        n_within: of the ``n_done`` completed jobs, how many ran within the request (None: no
+            request given).
     """
 
     n: int
@@ -63,6 +65,17 @@ class Kills:
     n_any: int = 0
     longest_any_s: float | None = None
     proposed_s: float | None = None
+    n_within: int | None = None
+
+    def held_most(self, quantile: float) -> bool:
+        """Whether the request held at least ``quantile`` of the user's jobs like these, the
+        kills counted as runs past it, on enough of them for that share to be seen at all
+        (:func:`enough_jobs`): the kills are then the few a walltime is meant to miss, not a
+        sign that the request is short (s45 tester C1: 3 kills beside 2,790 runs within the
+        request were "will likely be killed too; ask for about 2x")."""
+        n = self.n + self.n_done
+        return (self.n_within is not None and n >= enough_jobs(quantile)
+                and self.n_within >= quantile * n)
 
     def judged_by_s(self) -> float | None:
         """The run the kills are judged by (s): the longest completed run like them; without
@@ -248,12 +261,14 @@ def hold_to_runs(proposal, runs: np.ndarray, time_limit_s: float | None,
 
 def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
                     name_rows: np.ndarray, like: np.ndarray, name: str | None,
-                    request_given: bool, like_what: str = "with this request") -> Kills | None:
+                    request_given: bool, like_what: str = "with this request",
+                    request_s: float | None = None) -> Kills | None:
     """The kills among the user's jobs ended by the submit time (``ended``; ``done``: those
     completed) like this one: of this name (``name_rows``) where the history knows it, else
     those ``like`` it (:func:`like_rows`, named ``like_what``) -- where no request was given,
     at a time limit that the user's completed jobs like it asked for (none such: no kill is
-    like it)."""
+    like it). ``request_s``: the request the completed ones are measured against
+    (``Kills.n_within``)."""
     status = hist["status"].astype("string").str.lower() if "status" in hist \
         else pd.Series(pd.NA, index=hist.index, dtype="string")
     raw = hist["state_raw"].astype("string").str.upper() if "state_raw" in hist \
@@ -279,7 +294,9 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
                  n_done=len(done_runs),
                  longest_done_s=float(np.max(done_runs)) if len(done_runs) else None,
                  n_any=len(any_runs),
-                 longest_any_s=float(np.max(any_runs)) if len(any_runs) else None)
+                 longest_any_s=float(np.max(any_runs)) if len(any_runs) else None,
+                 n_within=int(np.sum(done_runs <= request_s * (1 + 1e-9))) if request_s
+                 else None)
 
 
 def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,

@@ -125,3 +125,61 @@ def test_kills_the_proposal_is_already_above_are_said_with_what_they_would_need(
     assert said[0].endswith(f"{p.time_s - 84.0:.0f} s above, and above every kill is about "
                             "168 s (--time 00:03:00)")
     assert "2 more killed at their limit" in lines[1]
+
+
+def test_a_few_kills_beside_many_runs_within_the_request_keep_it_said_not_doubled():
+    """s45 tester C1: 3 kills at 7,200 s beside 2,790 of the user's runs within it (the
+    README's Gaia ``recommend --history`` example), and 1 of 195, were "a limit of 7200 s will
+    likely be killed too; ask for more, about 15122 s". The share killed now decides: within
+    what a 95 % walltime may miss, the request stands and the kills are said; most held, how
+    many did not; most killed, the old warning."""
+    from hpcds1mpi.decide.walltime_evidence import Kills
+
+    def lines(done, within):
+        kills = Kills(3, 7200.0, 7561.0, "with this time limit", n_done=done,
+                      longest_done_s=7199.0, n_within=within)
+        return WalltimeProposal(7200.0, 0.95, request_s=7200.0, point_s=6608.0,
+                                n_history=2802, n_train=41267, uncapped_s=9912.0, tight=False,
+                                killed=kills).lines()
+
+    few = lines(2790, 2790)
+    assert "kept your request: 2790 of your 2793 jobs with this time limit ran within it, 3 " \
+        "killed at 7200 s (TIMEOUT)" in few[0]
+    assert few[-1] == ("walltime: 3 of your 2793 jobs with this time limit were killed at "
+                       "7200 s (TIMEOUT, after up to 7561 s); 2790 ran within it (99.9 %), at "
+                       "least the 95 % a walltime is meant to cover, so the request stands")
+    assert not any(line.startswith("warning") or "about 15122 s" in line for line in few)
+    some = lines(20, 17)  # 6 of 23 past it: more than 5 %, most within
+    assert some[-1] == ("warning: 6 of your 23 jobs with this time limit did not finish within "
+                        "7200 s (3 killed at 7200 s (TIMEOUT, after up to 7561 s)), more than "
+                        "the 5 % a 95 % walltime may miss; ask for more, about 15122 s "
+                        "(--time-limit 04:13:00)")
+    for done, within in ((2, 2), (2790, None)):  # most killed; or no request to measure on
+        assert lines(done, within)[-1].startswith(
+            "warning: your 3 jobs with this time limit were killed at 7200 s (TIMEOUT, after "
+            "up to 7561 s): a limit of 7200 s will likely be killed too; ask for more")
+    # 19 jobs are too few to see a 95 % share at all
+    assert lines(16, 16)[-1].startswith("warning: 3 of your 19 jobs with this time limit did "
+                                        "not finish within 7200 s")
+
+
+def test_the_kills_are_weighed_on_the_users_completed_runs_within_the_request():
+    """s45 tester C1, end to end: 1 kill beside 30 runs of that name within the 60-s request
+    is said, not doubled; ``Kills.n_within`` counts the runs within the request."""
+    history = _with_kills(runs=(61.0,), limit=60.0)
+    kill = history.iloc[-1]
+    done = []
+    for k in range(30):  # ended, one after another, before the kill was submitted
+        end = kill["submit_time"] - pd.Timedelta(seconds=60 * (30 - k))
+        run = 40.0 + k % 15
+        done.append(kill.to_dict() | {
+            "job_id": f"8{k}", "runtime_s": run, "status": "ok", "state_raw": "COMPLETED",
+            "end_time": end, "start_time": end - pd.Timedelta(seconds=run),
+            "submit_time": end - pd.Timedelta(seconds=run + 1)})
+    history = pd.concat([history, pd.DataFrame(done)], ignore_index=True)
+    p = propose_walltime(history, "alice", workload="w_timeout", partition="debug", procs=1,
+                         nodes=1, time_limit_s=60.0, predictor_args=SMALL)
+    assert p.time_s == 60.0 and p.killed is not None
+    assert (p.killed.n, p.killed.n_done, p.killed.n_within) == (1, 30, 30)
+    assert p.lines()[-1].startswith("walltime: 1 of your 31 jobs named 'w_timeout' was killed "
+                                    "at 60 s (TIMEOUT, after up to 61 s); 30 ran within it")
