@@ -31,6 +31,19 @@ def _write_job(path: Path, body: str, directives: list[str]) -> Path:
     return path
 
 
+@pytest.fixture(scope="module", autouse=True)
+def walltime_job(slurm, tmp_path_factory):
+    """The walltime-kill job (``sleep 300`` under ``--time=1``), submitted when the module
+    starts: Slurm kills it only after 60-90 s, which the module's other tests (one CPU a node
+    at most, beside its one CPU) now spend; its test, last, waits for what is left."""
+    folder = tmp_path_factory.mktemp("walltime")
+    script = _write_job(folder / "timeout.sh", "sleep 300",
+                        ["-N1 -n1", "--time=1", f"--output={folder / 'timeout.out'}"])
+    job = slurm.sbatch(script, cwd=folder)
+    yield job
+    slurm.cmd(["scancel", str(job)], check=False)  # a run that skipped its test: no sleeper left
+
+
 def _json_lines(text: str) -> list[dict]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
@@ -119,8 +132,7 @@ def test_a_hung_job_fails_with_its_python_stacks(slurm, tmp_path):
 
 
 @pytest.mark.slow
-def test_walltime_kill_ends_in_timeout(slurm, tmp_path):
-    # --time=1 is one minute; slurmctld checks limits every ~30 s, so this takes 60-100 s.
-    script = _write_job(tmp_path / "timeout.sh", "sleep 300",
-                        ["-N1 -n1", "--time=1", f"--output={tmp_path / 'timeout.out'}"])
-    assert slurm.wait(slurm.sbatch(script, cwd=tmp_path), timeout=180) == "TIMEOUT"
+def test_walltime_kill_ends_in_timeout(slurm, walltime_job):
+    # --time=1 is one minute; slurmctld checks limits every ~30 s, so the job ends 60-100 s
+    # after its submission (at the module's start: see walltime_job).
+    assert slurm.wait(walltime_job, timeout=180) == "TIMEOUT"
