@@ -9,7 +9,9 @@ the launch:
   launch whose time is not a positive finite number, is over a year
   (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`) or over :data:`WALL_FACTOR` x its own wall
   time + :data:`SLACK_S` (a unit mistake: milliseconds read as seconds) is ``failed``
-  (:meth:`Readings.time_problem`), as is a number followed by another unit (``0.040 ms``).
+  (:meth:`Readings.time_problem`), as is a number followed by another unit (``0.040 ms``);
+  a number that is part of a time in several units (``2m54.91s``) is read whole
+  (:mod:`.compound_time`).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
 * ``--fail-regex``: a line that makes a launch which exited 0 ``failed``, the line its reason
   (``--fail-regex 'SCF run NOT converged'``: the program decided its run was fine, the user
@@ -48,8 +50,7 @@ from dataclasses import dataclass, field
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
 from hpcds1mpi.measure.printable import clipped, printable
-from hpcds1mpi.measure.time_units import (over_wall_problem, past_the_wall, unit_after,
-                                          unit_problem)
+from hpcds1mpi.measure.time_units import over_wall_problem, past_the_wall, unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
@@ -94,7 +95,7 @@ def compile_regex(text: str | None, option: str, example: str, group: bool = Tru
 def _found(name: str, pattern, text: str) -> dict:
     """``{name: the first group ("" when it took no part)}`` of ``pattern``'s last match in
     ``text``, for ``--fail-regex`` the line it matched in, stripped ({}: no match); the time's
-    with ``time_unit`` too, a unit other than seconds printed right after it, or ""."""
+    as :func:`~hpcds1mpi.measure.time_reading.time_found` reads it."""
     distinct: dict = {}
     last = _last_match(pattern, text, f"--{name}-regex", distinct if name == "time" else None)
     if last is None:
@@ -105,11 +106,9 @@ def _found(name: str, pattern, text: str) -> dict:
                            ].strip()}
     if name != "time":
         return {name: last.group(1) or ""}
-    from hpcds1mpi.measure.time_reading import cut_number
+    from hpcds1mpi.measure.time_reading import time_found
 
-    # the number it cut (s33 tester D1) and the different times it matched (D7)
-    return {name: last.group(1) or "", "time_unit": unit_after(last),
-            "time_cut": cut_number(last), "time_values": list(distinct)}
+    return time_found(last, list(distinct))
 
 
 def _last_match(pattern, text: str, option: str = "the regex", distinct: dict | None = None):
@@ -249,6 +248,7 @@ class Readings:
         (:mod:`.stdin_note`), a ``--fom-regex`` that read no number in the launch of ``run``
         (its label, and whether it is no warm-up), counted for the sweep's closing note."""
         from hpcds1mpi.measure.coarse_timer import coarse_note
+        from hpcds1mpi.measure.compound_time import whole_note
         from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
         from hpcds1mpi.measure.stdin_note import stdin_note
         from hpcds1mpi.measure import time_reading as tr
@@ -267,6 +267,7 @@ class Readings:
             notes["several"] = tr.several_times_note(values, text, len(values), regex) \
                 if len(values) > 1 else ""
             notes["coarse"] = coarse_note(text, wall_s, regex, seen)
+            notes["whole"] = whole_note(found.get("time_part") or "", text, regex)
         for kind, note in notes.items():
             if note and self.say is not None and kind not in self.said:
                 self.said.add(kind)
@@ -312,6 +313,7 @@ class Readings:
 
         return {"time": time_value(groups.get("time")), "time_text": groups.get("time"),
                 "time_cut": groups.get("time_cut", ""),
+                "time_part": groups.get("time_part", ""),  # of a time read whole (s45 A1)
                 "time_values": groups.get("time_values", []),
                 "fom": fom if math.isfinite(fom) else math.nan, "fom_text": groups.get("fom"),
                 "fom_nearest": nearest_line(self.fom.pattern, *outputs) if outputs and self.fom
@@ -409,7 +411,7 @@ class Readings:
             return tr.cut_problem(text, found["time_cut"], regex)
         text = tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
         try:
-            value = float(text)
+            value = tr.seconds_of(text)  # "2m54.91s" too (s45 tester A1)
         except ValueError:
             return tr.not_a_number_problem(shown, regex)
         if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check

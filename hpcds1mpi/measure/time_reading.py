@@ -36,13 +36,45 @@ def seconds_text(text: str) -> tuple[str, bool]:
     return text, False
 
 
-def time_value(text: str | None) -> float:
-    """The seconds ``text`` says (decimal comma read, :func:`seconds_text`); NaN: none, or not a
-    number."""
+def seconds_of(text: str) -> float:
+    """The seconds ``text`` says: a number (decimal comma read, :func:`seconds_text`) or a time
+    in several units (:func:`~hpcds1mpi.measure.compound_time.duration`).
+
+    Raises:
+        ValueError: neither.
+    """
+    from hpcds1mpi.measure.compound_time import duration
+
     try:
         return float(seconds_text(text)[0])
+    except ValueError:
+        if (value := duration(text)) is None:
+            raise
+        return value
+
+
+def time_value(text: str | None) -> float:
+    """The seconds ``text`` says (:func:`seconds_of`); NaN: none, or not a number."""
+    try:
+        return seconds_of(text)
     except (TypeError, ValueError):
         return math.nan
+
+
+def time_found(match, distinct: list[str]) -> dict:
+    """``--time-regex``'s readings of its last ``match``: ``time``, the text it captured,
+    ``time_unit``, a unit other than seconds after it (:mod:`.time_units`), ``time_cut``, the
+    number it stopped inside of (:func:`cut_number`), ``time_values``, the ``distinct`` times
+    it matched (s33 tester D1, D7); where it captured a part of a time in several units
+    ("54.91" of "2m54.91s"), ``time`` is that whole time and ``time_part`` the part
+    (:mod:`.compound_time`, s45 tester A1)."""
+    from hpcds1mpi.measure.compound_time import compound_text
+    from hpcds1mpi.measure.time_units import unit_after
+
+    if whole := compound_text(match):
+        return {"time": whole, "time_part": match.group(1), "time_values": distinct}
+    return {"time": match.group(1) or "", "time_unit": unit_after(match),
+            "time_cut": cut_number(match), "time_values": distinct}
 
 
 def cut_number(match) -> str:

@@ -1,0 +1,103 @@
+"""A time printed in several units (``2m54.91s``, ``1h 2m``, ``1:02:03``), read whole.
+
+Quantum ESPRESSO's pw.x prints its times as ``54.91s`` under a minute, ``2m54.91s`` past one
+and ``1h 2m`` past an hour. ``--time-regex '([0-9.]+)s WALL'`` took the seconds part alone:
+a launch of 175.6 s was stored ``ok`` at 54.91 s, with no word, and the runtime fell back each
+time a size crossed a minute (s45 tester A1). The unit check (:mod:`.time_units`) looks only
+after the number, and a time under the wall time is no evidence (a program's own timer
+rightly leaves out its start-up): only the text around the number is.
+
+Where the number a group captured is one part of such a time (:func:`compound_text`), the
+whole time is read (:func:`duration`): its minutes, hours and days added, as the program
+printed them, and a note says so once per sweep (:func:`whole_note`). A group that captured the
+whole time (``'PWSCF.*CPU +(.+?) WALL'`` over ``1h 2m``) is read the same way. Refusing it
+instead would fail a good run with no regex to offer: pw.x never prints its total in seconds
+past a minute. A time read whole still meets the wall-time check (a clock time of day read as a
+duration is far over it).
+
+What counts, its parts run from the largest unit down with none skipped:
+
+* unit letters: ``[Nd] [Nh] [Nm] [N[.N]s]`` (``min``, ``hr``, ``sec`` spelled out too), two
+  parts or more, blanks between allowed (``3m 3.38s``, ``1h02m03s``, ``1d 2h 3m``);
+* a clock: ``m:ss``, ``h:mm:ss`` and Slurm's ``d-hh:mm:ss``, its seconds two digits
+  (``0:02.35``, GNU time's; ``1:02:03``);
+
+each part below another under its limit (seconds and minutes under 60, hours under 24 after
+days); anything else is no compound time, and the reading is what it was.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: A time in unit letters; the parts present are checked by :func:`_seconds`.
+_LETTERS = re.compile(
+    r"(?<![\w.])(?:(?P<d>\d+)[ \t]*d(?:ays?)?(?![A-Za-z_.])[ \t]*)?"
+    r"(?:(?P<h>\d+)[ \t]*h(?:rs?|ours?)?(?![A-Za-z_.])[ \t]*)?"
+    r"(?:(?P<m>\d+)[ \t]*m(?:ins?|inutes?)?(?![A-Za-z_.])[ \t]*)?"
+    r"(?:(?P<s>\d+(?:\.\d+)?)[ \t]*s(?:ecs?|econds?)?(?![\w.]))?")
+#: A clock time: ``[d-][h:]m:ss[.f]``, hours' minutes two digits.
+_CLOCK = re.compile(
+    r"(?<![\w.:-])(?:(?P<d>\d+)-(?=\d+:\d\d:))?(?:(?P<h>\d+):(?=\d\d:))?(?P<m>\d+):"
+    r"(?P<s>\d\d(?:\.\d+)?)(?![\w:]|\.\d)")
+#: Characters searched either side of the captured number.
+NEAR = 64
+#: Seconds per unit, the largest first.
+_UNITS = (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0))
+#: What a part under a larger one must stay below.
+_LIMIT = {"h": 24, "m": 60, "s": 60}
+
+
+def _seconds(match) -> float | None:
+    """The seconds of a :data:`_LETTERS` or :data:`_CLOCK` ``match``; None where its parts are
+    fewer than two, skip a unit, or one under a larger part is over its limit."""
+    present = [(unit, float(match.group(unit)), scale) for unit, scale in _UNITS
+               if match.group(unit) is not None]
+    names = "".join(unit for unit, _, _ in present)
+    if len(present) < 2 or names not in "dhms":
+        return None
+    if any(value >= _LIMIT[unit] for unit, value, _ in present[1:]):
+        return None
+    return sum(value * scale for _, value, scale in present)
+
+
+def duration(text: str | None) -> float | None:
+    """The seconds of ``text`` when it is, whole, a time in several units ("2m54.91s":
+    174.91); None for any other text (a plain number included)."""
+    text = (text or "").strip()
+    for pattern in (_LETTERS, _CLOCK):
+        match = pattern.fullmatch(text)
+        if match is not None and (value := _seconds(match)) is not None:
+            return value
+    return None
+
+
+def compound_text(match) -> str:
+    """The whole time in several units that ``match``'s first group is part of, or is
+    ("2m54.91s" where it took "54.91"), as printed; "" when there is none (the group took
+    a plain number, or no part)."""
+    start, end = match.span(1)
+    if start < 0 or start == end:
+        return ""
+    text = match.string
+    # its own line, at most NEAR characters either side (a window may be one long line)
+    line_start = max(text.rfind("\n", 0, start) + 1, start - NEAR)
+    line_end = text.find("\n", end, end + NEAR)
+    line_end = min(len(text), end + NEAR) if line_end < 0 else line_end
+    for pattern in (_LETTERS, _CLOCK):
+        for found in pattern.finditer(text, line_start, line_end):
+            whole = found.group(0).rstrip()
+            if (found.start() <= start and end <= found.start() + len(whole)
+                    and _seconds(found) is not None):
+                return whole
+    return ""
+
+
+def whole_note(part: str, whole: str, regex: str) -> str:
+    """The note, said once per sweep, that ``regex`` captured ``part`` of the time ``whole``
+    and the whole was read; "" where it captured the whole."""
+    if not part or part.strip() == whole.strip():
+        return ""
+    return (f"note: {regex} captured {part.strip()!r}, a part of the program's time "
+            f"{whole!r}: the whole time is read, {duration(whole):g} s (its larger units "
+            "added), not the part")

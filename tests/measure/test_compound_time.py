@@ -1,0 +1,107 @@
+"""A time printed in several units is read whole, never as its seconds part alone."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import regex
+
+from hpcds1mpi.measure.compound_time import compound_text, duration, whole_note
+from hpcds1mpi.measure.readings import Readings
+
+#: The end of a real pw.x 6.7 output (Debian's quantum-espresso, Si scf past three minutes),
+#: captured from the s45 tester's run, its clock lines as printed: past a minute pw.x prints
+#: its total as minutes and seconds, its other clocks in seconds.
+PW_END = """\
+     init_run     :     15.74s CPU     23.95s WALL (       1 calls)
+     electrons    :     56.76s CPU    159.00s WALL (       1 calls)
+
+     General routines
+     calbec       :      3.94s CPU     19.07s WALL (    4536 calls)
+     fftw         :     44.45s CPU    105.77s WALL (   45540 calls)
+
+     Parallel routines
+
+     PWSCF        :   1m12.61s CPU   3m 3.38s WALL
+
+
+   This run was terminated on:   8: 1:52   7Dec2026
+
+=------------------------------------------------------------------------------=
+   JOB DONE.
+=------------------------------------------------------------------------------=
+"""
+#: The launch's own wall time of that run, s.
+PW_WALL_S = 183.87
+
+
+@pytest.mark.parametrize("regex_text", [r"PWSCF\s*:.*?([0-9.]+)s WALL", r"([0-9.]+)s WALL"])
+def test_pw_x_minutes_are_added_to_the_seconds_the_regex_took(tmp_path, regex_text):
+    """Was (s45 tester A1): 3.38 s, ok, no word, for a launch of 183.87 s; a 175.6-s sweep run
+    was stored at 54.91 s."""
+    readings = Readings.of(time_regex=regex_text)
+    found = readings.read(PW_END)
+    assert found["time"] == pytest.approx(183.38) and found["time_text"] == "3m 3.38s"
+    assert readings.time_problem(found, PW_WALL_S) == ""
+    out, err = tmp_path / "out", tmp_path / "err"
+    out.write_text(PW_END)
+    err.write_text("")
+    with open(out, "rb") as o, open(err, "rb") as e:  # the sweep's path: its streams scanned
+        assert readings.scan([o, e])["time"] == pytest.approx(183.38)
+    said = []
+    readings.say = said.append
+    readings.note_once(found, "ok", "", PW_WALL_S)
+    readings.note_once(found, "ok", "", PW_WALL_S)
+    whole = [note for note in said if "captured '3.38'" in note]
+    assert whole == [f"note: --time-regex '{regex_text}' captured '3.38', a part of the "
+                     "program's time '3m 3.38s': the whole time is read, 183.38 s (its larger "
+                     "units added), not the part"]
+
+
+def test_a_time_captured_whole_is_read_and_a_clock_time_of_day_is_still_refused():
+    # pw.x past an hour prints no seconds (its format, I2,"h",I2,"m"): a group taking it whole
+    hours = "     PWSCF        :      1h 1m CPU      1h 2m WALL\n"
+    readings = Readings.of(time_regex=r"PWSCF.*CPU +(.+?) WALL")
+    found = readings.read(hours)
+    assert found["time"] == 3720.0 and readings.time_problem(found, 3725.0) == ""
+    assert Readings.of(time_regex=r"PWSCF.*?(\d+)m WALL").read(hours)["time"] == 3720.0
+    # read whole, a time of day is far over the launch: refused, not kept as 45.5 s
+    stamp = Readings.of(time_regex=r"([0-9.]+) s")
+    assert "x the launch's own wall time" in stamp.time_problem(
+        stamp.read("done 2024-01-01 12:30:45.5 s\n"), 50.0)
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("2m54.91s", 174.91), ("3m 3.38s", 183.38), ("1h 2m", 3720.0), ("1h02m03s", 3723.0),
+    ("1d 2h 3m", 93780.0), ("1 min 30 s", 90.0), ("1:02:03", 3723.0), ("0:02.35", 2.35),
+    ("1-02:03:04", 93784.0),
+])
+def test_a_time_in_several_units_is_its_seconds(text, seconds):
+    assert duration(text) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("text", ["54.91", "3.38s", "3d 4s", "1h 3s", "2m 75s", "2 ms",
+                                  "0.0001 h", "1h 61m", "", None])
+def test_anything_else_is_no_time_in_several_units(text):
+    # a skipped unit ("3d 4s", orbitals), a part over its limit, a plain number or unit
+    assert duration(text) is None
+
+
+@pytest.mark.parametrize("pattern, line, whole", [
+    (r"([0-9.]+)s WALL", "PWSCF : 1m12.61s CPU 2m54.91s WALL", "2m54.91s"),
+    (r"(\d+)m", "took 2m54.91s", "2m54.91s"),
+    (r"([0-9.]+)$", "Elapsed (wall clock) time (h:mm:ss or m:ss): 1:02.35", "1:02.35"),
+    (r"([0-9.]+)s WALL", "electrons : 56.76s CPU 159.00s WALL (1 calls)", ""),
+    (r"Elapsed: ([0-9.]+)", "Elapsed: 0.0001 h", ""),
+    (r"time: ([0-9.]+) s", "step 2m time: 1.5 s", ""),
+])
+def test_the_whole_time_a_captured_number_is_part_of(pattern, line, whole):
+    match = list(regex.compile(pattern).finditer(line))[-1]
+    assert compound_text(match) == whole
+
+
+def test_no_note_where_the_group_took_the_whole_time():
+    assert whole_note("3m 3.38s", "3m 3.38s", "--time-regex 'x'") == ""
+    assert whole_note("", "3m 3.38s", "--time-regex 'x'") == ""
+    assert math.isnan(Readings.of(time_regex=r"T: (\S+)").read("T: 3h\n")["time"])
