@@ -145,7 +145,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         if status == OK:
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
-                                 tokens)
+                                 tokens, (result["stdout"], result["stderr"]))
             if why := (readings.fail_problem(found) or  # s43 G6: a file it never wrote
                        unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,

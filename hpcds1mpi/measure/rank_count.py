@@ -6,7 +6,10 @@ says nothing of the ranks: the program printed its count in words the regex does
 (``--ranks-regex 'num_images: (\\d+)'`` over ``images: 2``). That had stopped the sweep
 with "its ranks are not one job" although the 2-rank probe had just shown they were (s32
 tester X6); :func:`check_rank_count` says the regex matched nothing and shows the output's
-lines (:func:`output_lines`) to fix it by.
+lines (:func:`output_lines`) to fix it by. Another count at several ranks in *one* line of
+the output is one job's report, where copies would each print theirs (pw.x's "MPI processes
+distributed on 1 nodes" at 2 ranks had been blamed on the launcher, s45 tester A3): the regex
+reads another number, said with the output's lines holding the ranks.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 import re
 
 from hpcds1mpi.errors import ConfigError, LaunchError
+from hpcds1mpi.measure.printable import clipped, printable
 
 #: Lines of the output a regex error shows (the first and last of those with a number).
 SHOWN_LINES = 6
@@ -22,15 +26,17 @@ SHOWN_LINES = 6
 LINE_CHARS = 80
 
 
-def output_lines(stdout: str, stderr: str) -> str:
+def output_lines(stdout: str, stderr: str, number: int | None = None) -> str:
     """The program's lines (:func:`~hpcds1mpi.measure.program_lines.kept_lines`, stdout then
     stderr) that hold a number, where a count would be: the first and last
     :data:`SHOWN_LINES` / 2, each escaped and cut, quoted and joined; the last lines of any
-    kind where none has a number; "" for no output."""
-    from hpcds1mpi.measure.printable import printable
+    kind where none has a number; "" for no output. With ``number``, only the lines that hold
+    that number on its own ("" where none does)."""
     from hpcds1mpi.measure.program_lines import kept_lines
 
     lines = [ln for text in (stdout, stderr) for ln in kept_lines(text) if ln]
+    if number is not None:
+        lines = [ln for ln in lines if re.search(rf"(?<![\w.]){number}(?![\w]|\.\d)", ln)]
     shown = [ln for ln in lines if re.search(r"\d", ln)] or lines[-SHOWN_LINES:]
     if len(shown) > SHOWN_LINES:
         shown = shown[:SHOWN_LINES // 2] + ["..."] + shown[-(SHOWN_LINES // 2):]
@@ -38,10 +44,30 @@ def output_lines(stdout: str, stderr: str) -> str:
                      for ln in shown)
 
 
-def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
+def matched_lines(pattern, outputs: tuple[str, str], most: int = 2) -> list[str]:
+    """The lines of ``outputs`` (stdout, stderr) in which ``pattern`` matched, one per match,
+    at most ``most``; [] where the search runs out of time (no evidence either way)."""
+    from hpcds1mpi.measure.readings import MATCH_TIMEOUT_S
+
+    text, lines = "\n".join(outputs), []
+    try:
+        for match in pattern.finditer(text, timeout=MATCH_TIMEOUT_S):
+            end = text.find("\n", match.end())
+            lines.append(text[text.rfind("\n", 0, match.start()) + 1:
+                              end if end >= 0 else None].strip())
+            if len(lines) >= most:
+                break
+    except TimeoutError:
+        return []
+    return lines
+
+
+def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list[str],
+                     outputs: tuple[str, str] = ("", "")) -> None:
     """Raise unless the program reported ``ranks`` processes (``found``: its readings,
     :meth:`~hpcds1mpi.measure.readings.Readings.scan`; ``readings`` the sweep's
-    :class:`~hpcds1mpi.measure.readings.Readings`). Only with ``--ranks-regex``.
+    :class:`~hpcds1mpi.measure.readings.Readings`; ``outputs``: the ends of its stdout and
+    stderr). Only with ``--ranks-regex``.
 
     No count at 1 rank (nothing to join), or with none of the other readings either (the
     program refused its input) passes: the launch is ``failed`` with the program's reason
@@ -51,8 +77,10 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
         LaunchError: the program reported another count at several ranks: its ranks are not
             one job.
         ConfigError: it printed its other readings at several ranks but nothing the regex
-            matched, or another count at 1 rank (s44 tester M5: ParFORM's workers): the regex
-            is wrong, whatever the ranks were.
+            matched, or another count at 1 rank (s44 tester M5: ParFORM's workers), or
+            another count at several ranks in one line of stdout and stderr, where copies each
+            print theirs (s45 tester A3: pw.x's "distributed on 1 nodes" of a 2-rank job): the
+            regex is wrong, whatever the ranks were.
     """
     if readings.ranks is None:
         return
@@ -74,6 +102,16 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
             "one rank is always one job, so the regex reads another count (workers, images, "
             "threads, or workers beside a master rank: ranks - 1); fix --ranks-regex to read the "
             "ranks, or leave it out (nothing was recorded for it)")
+    if len(matched := matched_lines(readings.ranks, outputs)) == 1:  # one job's (s45 A3)
+        held = output_lines(*outputs, number=ranks)
+        lines = (f"the output's lines with {ranks} in them were {held}" if held else
+                 f"the output's lines were {output_lines(*outputs) or 'none'}")
+        raise ConfigError(
+            f"{label}: launched {ranks} ranks but the program's output matched {regex} with "
+            f"{seen:g} in one line, {clipped(printable(' '.join(matched[0].split())), 120)!r}, "
+            f"where {ranks} copies would each print theirs: the regex reads another number "
+            f"(nodes, threads, workers); fix it to read the ranks ({lines}), or leave it out "
+            "(nothing was recorded for it)")
     # s43 tester I1: ranks that each saw a world of 1 are copies, from another MPI's launcher
     # or from a program built without MPI (apbs links libmpi and never starts it)
     how = ("each rank saw a world of 1: either the launcher is not of the MPI the program "

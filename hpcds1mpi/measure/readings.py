@@ -440,9 +440,10 @@ class Readings:
         return (f"exit 0, but its output matched --fail-regex '{self.fail.pattern}': "
                 f"{clipped(printable(' '.join(line.split())), 200)}")
 
-    def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str]) -> None:
+    def check_ranks(self, found: dict, ranks: int, label: str, tokens: list[str],
+                    outputs: tuple[str, str] = ("", "")) -> None:
         """Raise unless the program reported ``ranks`` processes (only with
         ``--ranks-regex``): :func:`~hpcds1mpi.measure.rank_count.check_rank_count`."""
         from hpcds1mpi.measure.rank_count import check_rank_count
 
-        check_rank_count(self, found, ranks, label, tokens)
+        check_rank_count(self, found, ranks, label, tokens, outputs)

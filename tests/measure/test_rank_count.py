@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 
 import pytest
 
@@ -87,3 +88,62 @@ def test_another_count_at_one_rank_says_the_regex_reads_another_count():
                            "rank is always one job, so the regex reads another count"), said
     assert "fix --ranks-regex" in said and "one job (" not in said and "launcher" not in said
     assert "\n" not in said
+
+
+#: The head of a real pw.x 6.7 output at 2 ranks under Debian's Open MPI (captured, s45
+#: tester A3): one job prints it once, from its rank 0.
+PW_HEAD = """
+     Program PWSCF v.6.7MaX starts on  7Dec2026 at  8:18:27
+
+     Parallel version (MPI), running on     2 processors
+
+     MPI processes distributed on     1 nodes
+     R & G space division:  proc/nbgrp/npool/nimage =       2
+     Reading input from si.in
+     PWSCF        :      0.81s CPU      4.69s WALL
+"""
+
+
+def test_another_count_in_one_line_of_several_ranks_says_the_regex_reads_another_number():
+    """Was (s45 tester A3): pw.x's "distributed on 1 nodes" at 2 ranks stopped the sweep, exit
+    1, blaming the launcher or a build without MPI, just after the probe had joined 2 ranks."""
+    readings = Readings.of(ranks_regex=r"distributed on\s+(\d+) nodes",
+                           time_regex=r"PWSCF\s*:.*?([0-9.]+)s WALL")
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(readings.read(PW_HEAD), 2, "qerr size 20 N1xR2xT1-cpu-fp64",
+                             ["/usr/bin/mpirun.openmpi", "-n", "2"], (PW_HEAD, ""))
+    said = str(caught.value)
+    assert said == (
+        "qerr size 20 N1xR2xT1-cpu-fp64: launched 2 ranks but the program's output matched "
+        "--ranks-regex 'distributed on\\s+(\\d+) nodes' with 1 in one line, 'MPI processes "
+        "distributed on 1 nodes', where 2 copies would each print theirs: the regex reads "
+        "another number (nodes, threads, workers); fix it to read the ranks (the output's "
+        "lines with 2 in them were 'Parallel version (MPI), running on 2 processors', 'R & G "
+        "space division: proc/nbgrp/npool/nimage = 2'), or leave it out (nothing was "
+        "recorded for it)")
+    # copies each print their count: still not one job
+    copies = PW_HEAD.replace("running on     2", "running on     1") * 2
+    with pytest.raises(LaunchError, match="each rank saw a world of 1"):
+        readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
+
+
+def test_a_real_sweep_whose_ranks_regex_reads_another_number_exits_2(tmp_path):
+    """One job of 2 ranks under Open MPI's mpirun whose rank 0 prints pw.x's lines."""
+    from tests.helpers import executable_script, run_cli
+
+    if shutil.which("mpirun.openmpi") is None:
+        pytest.skip("Open MPI's mpirun.openmpi is missing")
+    program = executable_script(tmp_path, "pw.sh", '#!/bin/sh\n[ "$OMPI_COMM_WORLD_RANK" = 0 ] '
+                                "|| exit 0\nprintf '%s\\n' '" + PW_HEAD.replace("2 processors",
+                                "'$OMPI_COMM_WORLD_SIZE' processors") + "'\n")
+    done = run_cli(["sweep", "--command", program, "--label", "qerr", "--sizes", "20",
+                    "--ranks-per-node", "2", "--threads", "1", "--no-progress",
+                    "--time-regex", r"PWSCF\s*:.*?([0-9.]+)s WALL",
+                    "--ranks-regex", r"distributed on\s+(\d+) nodes",
+                    "--mpiexec", shutil.which("mpirun.openmpi"), "--out", "a3.h5"],
+                   cwd=tmp_path, timeout=120,
+                   env={"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    assert done.returncode == 2, done.stderr
+    assert "the regex reads another number" in done.stderr and \
+        "running on 2 processors" in done.stderr and "launcher" not in \
+        done.stderr.splitlines()[-1], done.stderr
