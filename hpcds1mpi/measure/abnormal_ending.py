@@ -85,10 +85,11 @@ def exit_0_failure(stdout: str, stderr: str) -> str:
     with: <its line>", Elk under srun, s30 tester L1), else closes with its word that it ended
     abnormally (:func:`abnormal_ending`); "" when neither: the run is ``ok``."""
     from hpcds1mpi.measure.ending_error import ending_error
+    from hpcds1mpi.measure.helper_crashes import helper_crashes
 
     if said := ending_error(stdout, stderr):
         return f"exit 0, but the program ended with: {said}"
-    return abnormal_ending(stdout, stderr)
+    return abnormal_ending(stdout, stderr) or helper_crashes(stdout, stderr)  # s45 tester P2
 
 
 def abnormal_ending(stdout: str, stderr: str) -> str:
