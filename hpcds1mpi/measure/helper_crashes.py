@@ -23,6 +23,10 @@ Intel Fortran's traceback header), or bash's report of a child killed by a crash
 signal ("SIGSEGV handler installed", "0 segfaults", "Segmentation fault test: PASSED") is no
 trace, and one trace alone is not enough: a program may crash a child on purpose (a test of its
 handler) or retry one that crashed; a good run failed is worse than a bad run missed.
+
+A crash's details differ per run (addresses, glibc's message, the order interleaved traces
+print in): :data:`CRASH_DETAIL` tells their lines, which the check that a configuration's
+repeats did not collide (:mod:`.repeat_folders`) sets aside, as it sets numbers aside.
 """
 
 from __future__ import annotations
@@ -40,6 +44,20 @@ SHAPE_LINES = 8
 #: SIGFPE): not "Killed" or "Terminated", which something outside the program sends.
 _CRASH_SIGNAL = r"(?:Segmentation fault|Bus error|Aborted|Illegal instruction|" \
                 r"Floating point exception)"
+
+#: A line of a crash's details, which differ from run to run (addresses, the order the traces
+#: of processes crashing together interleave in, which of glibc's checks caught the fault):
+#: a backtrace frame ("libc.so.6(+0x3c050)[0x7f65d532b050]"), Open MPI's trace lines, glibc's
+#: fatal message before its abort ("free(): invalid pointer", "double free or corruption
+#: (out)", "*** stack smashing detected ***"). Repeats are compared without them: such a line
+#: new in a later launch is no sign of a collision (s45 tester P2).
+CRASH_DETAIL = re.compile(
+    r"\(\S*\+0x[0-9a-fA-F]+\)\s*\[0x[0-9a-fA-F]+\]|"
+    r"\*\*\* (?:Process received signal|End of error message) \*\*\*|"
+    r"\bSignal(?: code)?: .*\(-?\d+\)$|\bFailing at address: |"
+    r"^(?:free|malloc|realloc|calloc|munmap_chunk|malloc_consolidate|tcache_thread_shutdown)"
+    r"\(\): |^(?:double free or corruption|corrupted size vs\. prev_size|corrupted "
+    r"double-linked list)\b|\*\*\* (?:stack smashing|buffer overflow) detected \*\*\*")
 
 
 class Shape(NamedTuple):

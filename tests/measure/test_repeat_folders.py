@@ -4,6 +4,7 @@ tester A2, A3): told, not measured, and run again each in a fresh folder."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -34,6 +35,27 @@ def test_new_error_lines_collide_by_name_or_by_a_far_shorter_time_only():
     assert collision(FIRST, {**vague, "wall_s": 30.0}, {"x.out"}) == ""  # as long: not told
     same = _launch(FIRST["stdout"].replace("1.5e-3", "9.9e-4"), 0.5)  # numbers aside: same
     assert collision(FIRST, same, {"x.out"}) == ""
+
+
+#: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
+OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
+
+
+def test_a_crashs_details_or_an_address_new_in_a_later_launch_are_no_collision():
+    """s45 tester P2: ffindex's crash traces differ per run (addresses, glibc's message, the
+    order its processes' traces interleave in); after a slow first launch a later one had
+    collided on them."""
+    first, later = (_launch("", wall, (OUTPUTS / f"ffindex-apply-misspelled-command{end}.stderr")
+                            .read_text()) for wall, end in ((42.6, "-again"), (0.6, "")))
+    made = {"out.ffdata", "out.ffindex"}
+    assert collision(first, later, made) == ""
+    # what collided is still told beside a crash
+    refused = _launch("", 0.6, "Error: out.ffdata already exists\n" + later["stderr"])
+    assert collision(first, refused, made) == "Error: out.ffdata already exists"
+    # the program's own error line, its address new each run
+    first, later = (_launch(f"ERROR: stale handle {at}, reopened\nresult 1.5\n", wall)
+                    for at, wall in (("0x55d3c2a8f2a0", 10.0), ("0x5581b03e12c0", 1.0)))
+    assert collision(first, later, {"x.out"}) == ""
 
 
 def test_a_fresh_folder_links_the_earlier_entries_beside_the_folder_and_is_removed(tmp_path):
