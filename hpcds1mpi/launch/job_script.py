@@ -209,7 +209,8 @@ class JobScript:
         """(nodes, ranks per node, threads) as the scheduler would give them.
 
         ``--ntasks`` without ``--nodes`` gets the fewest nodes that hold the tasks (and their
-        CPUs), so it needs ``cores_per_node``. A ``--nodes`` range gets as many nodes as it
+        CPUs: one a task without ``--cpus-per-task`` in Slurm, whatever the threads), so it
+        needs ``cores_per_node``. A ``--nodes`` range gets as many nodes as it
         allows, one task each at most, and at least those the tasks need (as ``sbatch`` gives
         them where nodes are free); fewer ranks than nodes run on one node each.
 
@@ -217,9 +218,11 @@ class JobScript:
             ConfigError: the script leaves the node count open and no core count was given.
         """
         threads = self.threads or 1
-        cpus = self.cpus_per_task or threads
         # ranks one node holds: a rank's CPUs are on one node (s29 tester D4: 8 ranks of 4
-        # CPUs on 2-core nodes were read as 16 nodes x 1 rank)
+        # CPUs on 2-core nodes were read as 16 nodes x 1 rank); without --cpus-per-task Slurm
+        # gives a task 1 CPU whatever OMP_NUM_THREADS says (s45 tester B1: `-n 2` with 2
+        # threads was read as 2 nodes x 1 rank; Slurm packs both on one 2-core node)
+        cpus = self.cpus_per_task or (1 if self.scheduler == "slurm" else threads)
         fit = max(1, cores_per_node // cpus) if cores_per_node else None
         if cores_per_node and self.cpus_per_task and self.cpus_per_task > cores_per_node:
             at = self.lines.get("threads", [])

@@ -27,6 +27,7 @@ from hpcds1mpi.launch.script_options import DIGITS, range_note, to_int
 from hpcds1mpi.launch.script_placeholders import (launch_words, own_command_at,
                                                  placeholder_words, stem)
 from hpcds1mpi.launch.script_unlaunched import program_line, unlaunched_note
+from hpcds1mpi.launch.task_threads import threads_over_task
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
@@ -98,6 +99,7 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
         _apply(script, launch)
     env_threads = _threads_from_env(script, launch)
     own = program_threads(script, launch)
+    said = None  # how the threads per rank are told, and where, when not by the CPUs
     if own is not None:  # the program's own thread option is what its ranks run, whatever
         # OMP_NUM_THREADS (or PBS's ompthreads, which sets it) says
         other = (f"OMP_NUM_THREADS={env_threads}" if env_threads else
@@ -119,13 +121,17 @@ def resolve_launch(script: "JobScript", launch: "Launch | None" = None) -> None:
                         f"threads per rank, not {other}")
         script.threads = own.threads
         script.where("threads", launch.line)
+        said = (own.said, launch.line)
     elif env_threads:
         script.threads = env_threads
+        said = (f"OMP_NUM_THREADS={env_threads}", script.lines["threads"][-1])
     elif not script.threads:
         script.threads = script.cpus_per_task or 1
         if not script.cpus_per_task:
             script.note("neither OMP_NUM_THREADS nor CPUs per task are set; one thread per "
                         "rank assumed")
+    if said is not None and (over := threads_over_task(script, *said)):
+        script.warn(over)  # Slurm gives a task 1 CPU without -c (s45 tester B1)
 
 
 #: hpcds1mpi's own commands that take ``--threads N`` (threads per rank).

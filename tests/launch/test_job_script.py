@@ -93,3 +93,12 @@ def test_the_settings_a_line_inherits_leave_out_a_subshell_closed_before_it():
     assert [s.resolved for s in script.settings_before(None, 8)] == ["2", "4"]
     assert [s.resolved for s in script.settings_before(None)] == ["2", "4"]
     assert script.threads == 8  # its one launch runs inside the subshell
+
+
+def test_tasks_without_cpus_per_task_get_one_cpu_whatever_the_threads():
+    """s45 tester B1: `-n 2` with OMP_NUM_THREADS=2 was read as 2 nodes x 1 rank x 2 threads;
+    `sbatch --test-only` on 2-core nodes: 'using 2 processors on nodes n1' (`-n 4`: n[1-2])."""
+    text = "#SBATCH -t 5\n#SBATCH -n {n}\nexport OMP_NUM_THREADS=2\nmpirun.openmpi -np {n} ./a\n"
+    assert read_script(text.format(n=2)).layout(2) == (1, 2, 2)
+    assert read_script(text.format(n=4)).layout(2) == (2, 2, 2)
+    assert read_script(text.format(n=4).replace("-n 4", "-n 4 -c 2")).layout(2) == (4, 1, 2)

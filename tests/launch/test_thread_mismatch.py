@@ -51,7 +51,8 @@ def test_another_programs_thread_option_is_a_warning_of_what_was_measured():
 
 
 def test_hpcds1mpis_own_threads_stay_a_note():
-    script = read_script("#SBATCH -N 1\nexport OMP_NUM_THREADS=1\nsrun hpcds1mpi run stencil"
+    # -c 2: the CPUs its 2 threads need (without it they oversubscribe 1: s45 tester B1)
+    script = read_script("#SBATCH -N 1 -c 2\nexport OMP_NUM_THREADS=1\nsrun hpcds1mpi run stencil"
                          " --size 9 --threads 2\n")
     assert script.warnings == [] and any("--threads 2" in n for n in script.notes)
 
