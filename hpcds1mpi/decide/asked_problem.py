@@ -1,8 +1,9 @@
 """Why the layout a script asks for gets no prediction in ``advise``, one line ("" when it
 gets one): the scheduler refuses it (an ``srun`` step asking GPUs, CPUs or nodes its job does
-not hold: :mod:`~hpcds1mpi.launch.script_gpus`, :mod:`~hpcds1mpi.launch.step_fit`; more than a
-node has: :mod:`~hpcds1mpi.launch.script_fits`; uneven PBS chunks), or it runs otherwise than
-the model measured: a rank's threads bound to one CPU they share
+not hold: :mod:`~hpcds1mpi.launch.script_gpus`, :mod:`~hpcds1mpi.launch.step_fit`; Open MPI's
+``mpirun`` starting more ranks than the job has tasks: :mod:`~hpcds1mpi.launch.mpirun_slots`;
+more than a node has: :mod:`~hpcds1mpi.launch.script_fits`; uneven PBS chunks), or it runs
+otherwise than the model measured: a rank's threads bound to one CPU they share
 (:mod:`~hpcds1mpi.launch.srun_cpus`), ranks of a program that links no MPI (copies,
 :func:`~hpcds1mpi.launch.rank_proof.script_copies`), a GPU program without GPUs or with ranks
 sharing them.
@@ -35,6 +36,15 @@ def _copies_problem(script, launch, job_folder: str) -> str:
     return line.split(", and no prediction")[0] if line else ""
 
 
+def _slots_problem(script, launch, job_folder: str | None) -> str:
+    """Why Open MPI's mpirun stops at once for more ranks than the job has tasks
+    (:func:`~hpcds1mpi.launch.mpirun_slots.slots_refused`), else ""."""
+    from hpcds1mpi.launch.launch_line_checks import launch_family
+    from hpcds1mpi.launch.mpirun_slots import slots_refused
+
+    return slots_refused(script, launch, launch_family(script, launch, job_folder))
+
+
 def asked_problem(script: "JobScript", launch: "Launch | None", asked: "Configuration",
                   partition: "Partition", device_said: str, job_folder: str | None) -> str:
     """The one line saying why ``asked`` (read from ``script`` on ``partition``) gets no
@@ -44,6 +54,7 @@ def asked_problem(script: "JobScript", launch: "Launch | None", asked: "Configur
         problem = step_refused(script) or uneven_hosts(script) or refused_request(
             script, asked.ranks_per_node, asked.threads, partition) or (  # uneven: s33 P7
             step_fit.step_refused(script)) or (  # more than the job holds: s38 tester D2
+            _slots_problem(script, launch, job_folder)) or (  # mpirun's, s45 tester A4
             # ranks of a program without MPI are copies: no prediction holds (s35 A2)
             job_folder is not None and _copies_problem(script, launch, job_folder)) or \
             shared_core_problem(script, launch, asked.threads)  # s38 tester D1

@@ -1,6 +1,6 @@
 """Why the asked layout gets no prediction, as ``advise`` says it (its ``!`` line): an srun
 step whose threads share one bound CPU (s38 tester D1), a step Slurm refuses for asking more
-than its job holds (D2)."""
+than its job holds (D2), Open MPI's mpirun with more ranks than the job has tasks (s45 A4)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,13 @@ REFUSED = """#!/bin/bash
 #SBATCH -N 2
 #SBATCH -t 00:05:00
 srun --ntasks-per-node=2 hpcds1mpi run gemm --size 512
+"""
+#: The tester's job-abi4 with a kernel: Open MPI's mpirun starts 2 ranks in a job of 1 task.
+SLOTS = """#!/bin/bash
+#SBATCH -N 1
+#SBATCH --ntasks=1
+#SBATCH -t 00:05:00
+mpirun.openmpi -np 2 hpcds1mpi run gemm --size 512
 """
 
 
@@ -59,3 +66,11 @@ def test_a_step_slurm_refuses_is_said_not_predicted(bundle, places):
     assert a.asked.problem.startswith("line 4: srun asks 4 tasks x 1 CPU (2 per node), but the "
                                       "job holds 2 CPUs, 1 per node")
     assert "#SBATCH --ntasks-per-node=2" in a.asked.problem
+
+
+def test_more_ranks_than_mpirun_has_slots_is_said_not_predicted(bundle, places):
+    """s45 tester A4: read as 1 x 2 ranks and predicted; the job fails 'not enough slots'."""
+    a = advise(SLOTS, bundle, places, model_dir=DEFAULT_MODEL)
+    assert not a.asked.predicted and a.runtime_change_pct is None
+    assert a.asked.problem.startswith("line 5: Open MPI's mpirun.openmpi starts 2 ranks, but "
+                                      "the job has 1 task, its slots: it stops at once")

@@ -1,0 +1,66 @@
+"""Open MPI's ``mpirun -n N`` in a Slurm job of fewer tasks stops at once ("not enough
+slots"): advise must say so, not predict it (s45 tester A4). The cases were run on the test
+Slurm (22.05.8, 2 nodes of 2 cores): Open MPI 4.1.4 refused ``-np 2`` in ``--ntasks=1`` and
+in ``-n 1 -c 2``; MPICH's and Intel MPI's ``mpiexec -n 2`` ran 2 ranks there."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
+from hpcds1mpi.launch.mpirun_slots import job_tasks, slots_refused
+from hpcds1mpi.launch.script_reading import read_script
+
+ABI4 = ("#!/bin/bash\n#SBATCH -J si\n#SBATCH -N 1\n#SBATCH --ntasks=1\n#SBATCH -t 00:05:00\n"
+        "cd abi2/28-2-1\nmpirun.openmpi -np 2 abinit si.abi\n")
+
+
+def _read(text: str):
+    script = read_script(text)
+    return script, script.launches[0]
+
+
+def test_more_ranks_than_the_job_tasks_is_refused_with_the_fix():
+    script, launch = _read(ABI4)
+    said = slots_refused(script, launch, OPENMPI)
+    assert said == ("line 7: Open MPI's mpirun.openmpi starts 2 ranks, but the job has 1 task, "
+                    "its slots: it stops at once (not enough slots); ask #SBATCH --ntasks=2, "
+                    "or give mpirun.openmpi --oversubscribe")
+
+
+@pytest.mark.parametrize("directives, line, refused", [
+    ("#SBATCH -n 1 -c 2\n", "mpirun.openmpi -np 2 ./a", True),  # run: refused
+    ("#SBATCH -n 2\n", "mpirun.openmpi -np 2 ./a", False),
+    ("#SBATCH -N 2\n", "mpirun.openmpi -np 2 ./a", False),  # -N alone: a task a node
+    ("#SBATCH -N 2\n", "mpirun.openmpi -np 3 ./a", True),
+    ("#SBATCH -N 1 --ntasks-per-node=2\n", "mpirun.openmpi -np 2 ./a", False),
+    ("#SBATCH -n 1\n", "mpirun.openmpi --oversubscribe -np 2 ./a", False),
+    ("#SBATCH -n 1\n", "mpirun.openmpi --map-by core:OVERSUBSCRIBE -np 2 ./a", False),
+    ("#SBATCH -n 1\n", "mpirun.openmpi --host n1:2 -np 2 ./a", False),  # its own slots
+    ("#SBATCH -n 1 --exclusive\n", "mpirun.openmpi -np 2 ./a", False),  # not judged
+    ("#SBATCH -N 1-2 -n 1\n", "mpirun.openmpi -np 2 ./a", False),
+    ("#SBATCH -n 1\n", "mpirun.openmpi ./a", False),  # a rank on each slot
+])
+def test_the_job_tasks_are_the_slots(directives, line, refused):
+    script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
+    assert bool(slots_refused(script, launch, OPENMPI)) is refused
+
+
+def test_hydra_and_srun_are_not_judged_here():
+    """hydra runs the ranks over the job's CPUs (run: mpiexec.mpich -n 2 in --ntasks=1), and
+    srun's refusal is step_fit's."""
+    script, launch = _read("#!/bin/bash\n#SBATCH -n 1\nmpiexec.mpich -n 2 ./a\n")
+    assert slots_refused(script, launch, MPICH) == ""
+    script, launch = _read("#!/bin/bash\n#SBATCH -n 1\nsrun -n 2 ./a\n")
+    assert slots_refused(script, launch, OPENMPI) == ""
+
+
+def test_a_pbs_script_is_not_judged():
+    script, launch = _read("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=1\n"
+                           "mpirun.openmpi -np 2 ./a\n")
+    assert slots_refused(script, launch, OPENMPI) == ""
+
+
+def test_job_tasks():
+    assert job_tasks(read_script("#SBATCH -N 2 --ntasks-per-node=3\nsrun ./a\n")) == 6
+    assert job_tasks(read_script("#!/bin/bash\nsrun ./a\n")) == 1
