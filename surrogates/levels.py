@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hpcds1mpi.config import OK
 from hpcds1mpi.errors import ModelError
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 from hpcds1mpi.measure.thread_use import idle_threads_evidence
@@ -74,7 +75,8 @@ class MeasuredLevels:
         external: True when its rows came from a user's program (``kind`` external) or it is
             no registered kernel (a job-log label): only these levels may be offered.
         precisions, devices, threads, ranks_per_node, nodes: sorted distinct levels of the
-            rows that ran (status not unsupported / cancelled / interrupted).
+            rows that ran ok (of those that ran — not unsupported / cancelled / interrupted —
+            where none did): a level only failed runs reached is not measured (s45 tester B4).
         runtime: what its ``runtime_s`` is, from its rows' ``runtime_source`` (the sources
             joined by ``; `` when its telemetry files differ); :data:`UNKNOWN` for a program
             whose rows do not say; "" for kernel runs and job-log rows (not a program sweep).
@@ -199,10 +201,13 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
         lines = command_runs(rows) if "external" in kinds else ()
         commands = tuple(line for line, _ in lines)
 
+        # a runtime is learned from ok runs only: a 2-node crash made 2 nodes "measured"
+        measured = rows[rows["status"].astype(str) == OK] if "status" in rows else rows
+
         def levels(col: str, number: bool = False) -> tuple:
             if col not in rows.columns:
                 return ()
-            values = rows[col].dropna()
+            values = (measured if len(measured) else rows)[col].dropna()
             if number:
                 values = pd.to_numeric(values, errors="coerce").dropna().astype(int)
                 return tuple(sorted({int(v) for v in values if v > 0}))
@@ -214,7 +219,8 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        runtime=_runtime_of(rows, "external" in kinds),
                                        wall_per_runtime=_wall_per_runtime(rows),
                                        command=commands[0] if commands else "",
-                                       measured_with=_measured_with(rows)
+                                       measured_with=one_recorded(
+                                           rows, "measure_options", stored_measure_options)
                                        if "external" in kinds else None,
                                        other_commands=commands[1:],
                                        launched_with=launch_of(rows)
@@ -230,12 +236,6 @@ def levels_from_frame(frame: "pd.DataFrame") -> dict[str, MeasuredLevels]:
                                        else None, idle_threads=idle_threads_evidence(rows)
                                        if "external" in kinds else None)
     return out
-
-
-def _measured_with(rows: "pd.DataFrame") -> dict | None:
-    """The one set of reading options a program's rows recorded (``measure_options``), or
-    None when they do not say or differ."""
-    return one_recorded(rows, "measure_options", stored_measure_options)
 
 
 def recorded_measurement(levels: MeasuredLevels | None) -> tuple[dict, list[str]]:

@@ -52,11 +52,10 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         cores = max(p.usable_cores_per_node for p in partitions)
         offer = measured_offer(levels, have, cores, nodes_offered=nodes_offered)
         only_measured_ranks(offer)
-        from hpcds1mpi.decide.unfit_measured import nothing_fits_line, ok_layouts  # s43 G4
+        from hpcds1mpi.decide.unfit_measured import unfit_line  # s43 G4
 
         # recommend's offer (tune's, nodes_offered None, measures what it offers)
-        if nodes_offered is not None and (line := nothing_fits_line(
-                levels, cores, workload, ok_layouts(bundle, workload))):
+        if nodes_offered is not None and (line := unfit_line(bundle, levels, cores, workload)):
             offer.left_out.append(line)
     if device is not None:
         if offer.levels is not None and device not in offer.levels.devices:

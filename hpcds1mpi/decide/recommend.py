@@ -32,7 +32,7 @@ from hpcds1mpi.decide.recommendation import (
 from hpcds1mpi.decide.trained_hardware import (cpu_differs, gpu_not_compared,
                                                matching_partition, trained_partitions)
 from hpcds1mpi.decide.unfit_measured import (doomed_calibration_note, failed_layouts,
-                                             nothing_fits_line, ok_layouts)
+                                             unfit_line)
 from hpcds1mpi.decide.unmeasured_command import judge_given_program
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -277,8 +277,8 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
         verdict.reasons.append("no allowed partition can run this job (see the lines below)")
     unfit = ""
     if ((picked is not None and verdict.verdict != "escalate") or familiar_but_impossible) and \
-            (unfit := nothing_fits_line(prep.offer.levels, judged.partition.usable_cores_per_node,
-                                        workload, ok_layouts(bundle, workload))):
+            (unfit := unfit_line(bundle, prep.offer.levels,
+                                 judged.partition.usable_cores_per_node, workload)):
         verdict.verdict = "escalate"  # a layout no run had, the program may refuse (s43 G4)
         verdict.reasons.append(unfit)
     judged.verdict = verdict
@@ -362,8 +362,8 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
                                   uses_threads=prep.uses_threads)
         rec.calibration_steps = calibration_steps(cal_scores, target,
                                                   precisions=program_precisions)
-        doomed = nothing_fits_line(prep.offer.levels, target.usable_cores_per_node, workload,
-                                   ok_layouts(bundle, workload)) and doomed_calibration_note(
+        doomed = unfit_line(bundle, prep.offer.levels, target.usable_cores_per_node,
+                            workload) and doomed_calibration_note(
             rec.calibration_steps, failed_layouts(bundle, workload), workload)
         if doomed:  # every step failed at every measured size: a known refusal (s43 K6)
             from hpcds1mpi.decide.recommendation import NO_CALIBRATION

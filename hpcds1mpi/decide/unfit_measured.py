@@ -45,12 +45,22 @@ def _read_ok_layouts(bundle, workload: str) -> list[tuple[int, int]] | None:
     return sorted({(int(r), int(t)) for s, r, t in zip(status, ranks, threads) if str(s) == OK})
 
 
+def unfit_line(bundle, levels, cores: int, workload: str) -> str:
+    """:func:`nothing_fits_line` of ``workload`` with the layouts its training runs in
+    ``bundle`` ran ok at and failed at (recommend's offer, verdict and calibration)."""
+    return nothing_fits_line(levels, cores, workload, ok_layouts(bundle, workload),
+                             failed_layouts(bundle, workload))
+
+
 def nothing_fits_line(levels, cores: int, workload: str,
-                      ok: list[tuple[int, int]] | None = None) -> str:
+                      ok: list[tuple[int, int]] | None = None,
+                      failed: dict | None = None) -> str:
     """One line when a program (its measured ``levels``) has no layout it ran ok at (``ok``,
     :func:`ok_layouts`; None: every layout ``levels`` ran at) within ``cores`` (the cores per
     node a job may use), so nothing recommend could offer ran ok; "" otherwise (a kernel, no
-    levels, no ok run, one that fits)."""
+    levels, no ok run, one that fits). ``failed``: :func:`failed_layouts`, the layouts it ran
+    at and failed (None: the ranks per node of ``levels`` not ok, as levels written before
+    s45 named the failed ones too; now they name ok runs only)."""
     if levels is None or not levels.external or not levels.ranks_per_node or cores < 1:
         return ""
     if ok is None:
@@ -63,7 +73,11 @@ def nothing_fits_line(levels, cores: int, workload: str,
     ran = ", ".join(str(r) for r in sorted({r for r, _ in ok}))
     each = sorted({t for _, t in ok})
     each = f" x {'/'.join(map(str, each))} threads" if each != [1] else ""
-    failed = sorted({r for r in levels.ranks_per_node if r * min(levels.threads or [1]) <= cores})
+    if failed is None:
+        failed = sorted({r for r in levels.ranks_per_node
+                         if r * min(levels.threads or [1]) <= cores})
+    else:
+        failed = sorted({r for _, r, t in failed if r * t <= cores})
     head = (f"{NOTHING_FITS} the {cores} core{'s' * (cores != 1)} per node: {workload} ran ok "
             f"only at {ran} ranks per node{each}")
     bigger = f"recommend for nodes of at least {least} cores (--cluster)"
@@ -114,4 +128,4 @@ def doomed_calibration_note(steps, failed: dict, workload: str) -> str:
 
 
 __all__ = ["NOTHING_FITS", "doomed_calibration_note", "failed_layouts", "nothing_fits_line",
-           "ok_layouts"]
+           "ok_layouts", "unfit_line"]

@@ -181,3 +181,19 @@ def test_within_the_measured_sizes_the_refusal_names_nodes_of_more_cores(size, t
     assert said.endswith("the fix is nodes of more cores (--cluster)")
     assert "ranks per node 1: every run failed (6 of 6, at sizes 256-16384)" in rec.left_out
     assert "ranks per node 2: every run failed (6 of 6, at sizes 256-16384)" in format_table(rec)
+
+
+def test_the_layouts_that_failed_are_read_from_the_runs_not_the_levels(tmp_path, monkeypatch):
+    """s45 (tester B4): a bundle's measured levels now name the levels of ok runs only (3 and
+    4 ranks per node here), so the layouts within the cores that ran and failed are read from
+    its runs; from the levels, 1 and 2 ranks were said never run."""
+    from hpcds1mpi.decide.recommend import recommend
+    from hpcds1mpi.surrogates.levels import levels_from_frame
+
+    bundle, places = _refusing_below_three(tmp_path, monkeypatch)
+    bundle._measured_levels = levels_from_frame(bundle.training_frame())
+    assert bundle._measured_levels["needs32"].ranks_per_node == (3, 4)
+    rec = recommend(bundle, "needs32", 1024, places)
+    said = [line for line in rec.left_out if line.startswith(NOTHING_FITS)]
+    assert len(said) == 1 and ("ran ok only at 3, 4 ranks per node, and failed at 1, 2 (within "
+                               "the cores)") in said[0]

@@ -39,6 +39,21 @@ def test_levels_come_from_the_rows_that_ran():
     assert not levels["stencil"].external  # a kernel measured as a kernel
 
 
+def test_a_level_only_failed_runs_reached_is_not_measured():
+    """Was (s45 tester B4): pw.x's one 2-node run crashed, yet 2 nodes counted as measured,
+    so recommend picked 2 nodes unmarked (predicted 941 ms; the job took 3.48 s). A program
+    none of whose runs was ok keeps the levels it ran at (nothing else to offer)."""
+    frame = runs()
+    crash = dict(workload="myapp", kind="external", nodes=2, ranks_per_node=4, threads=8,
+                 device="gpu", precision="fp32", status="failed")
+    frame = pd.concat([frame, pd.DataFrame([crash, {**crash, "status": "oom"},
+                                            {**crash, "workload": "bad"}])], ignore_index=True)
+    app = levels_from_frame(frame)["myapp"]
+    assert app.nodes == (1,) and app.ranks_per_node == (1, 2) and app.threads == (1, 2)
+    assert app.devices == ("cpu",) and app.precisions == ("fp64",)
+    assert levels_from_frame(frame)["bad"].nodes == (2,)  # never ok: the levels it ran at
+
+
 def test_a_kernel_name_with_external_rows_is_a_program():
     frame = runs()
     frame.loc[frame["workload"] == "stencil", "kind"] = "external"
