@@ -50,6 +50,26 @@ def given_program(program, command: str | None, config, size: int
             "; ".join(note for note in (named, said) if note))
 
 
+def script_words(words: list[str], command: str, config, size: int) -> list[str]:
+    """``words`` (a given program's) as the script of the pick ``config`` at ``size`` runs
+    them: each value given where the measured ``command`` has a placeholder made the pick's
+    (:func:`pick_values`, filled as the script fills it); as given where they name another
+    program. What the verdict judges (s45 tester A2: ``-nk 2`` at a 1-rank pick, which the
+    script runs as ``-nk 1``, was judged "values other than this job's"). A ``{size}`` value
+    is left as given: the size is the user's question, not the pick's choice, so a command of
+    another size than the asked one stays another job (s40 reviewer F5)."""
+    from hpcds1mpi.launch.placeholder_fill import fill
+    from hpcds1mpi.launch.program import placeholder_values
+
+    if not words or not command or another_program_note(words, command):
+        return words
+    fixed, said = pick_values(words, command, config, size, chosen=True)
+    if not said:
+        return words
+    values = {key: str(value) for key, value in placeholder_values(config, size).items()}
+    return [fill(new, values) if new != old else old for new, old in zip(fixed, words)]
+
+
 def measured_path(words: list[str], command: str) -> tuple[list[str], str]:
     """(``words`` with a relative program path that names, from here, the very file the
     measured ``command`` ran by its absolute path put back as that path, the note saying so;
@@ -93,18 +113,20 @@ def another_program_note(words: list[str], command: str) -> str:
             "measure it)")
 
 
-def pick_values(words: list[str], command: str, config, size: int) -> tuple[list[str], str]:
+def pick_values(words: list[str], command: str, config, size: int,
+                chosen: bool = False) -> tuple[list[str], str]:
     """(``words`` with each value given where ``command`` has a placeholder put back as that
     placeholder where the pick's value differs, the note naming both; "" where none
     differs). The words are found as advise finds a script's
-    (:func:`~hpcds1mpi.launch.script_placeholders.placeholder_words`)."""
+    (:func:`~hpcds1mpi.launch.script_placeholders.placeholder_words`). ``chosen``: only the
+    placeholders of the pick's layout, ``{size}`` left as given."""
     from hpcds1mpi.launch.program import PLACEHOLDERS, placeholder_values
 
     values = placeholder_values(config, size)
     launch = SimpleNamespace(program=words[0], program_raw=words[0], args=words[1:])
     found: dict[int, dict] = {}  # word index -> {its value's span: placeholder}
     for key in PLACEHOLDERS:
-        if "{" + key + "}" not in command:
+        if "{" + key + "}" not in command or (chosen and key == "size"):
             continue
         for k, m in placeholder_words(launch, command, key, _VALUE.get(key, "[0-9]+")):
             found.setdefault(k, {}).update({m.span(g): key for g in range(1, m.re.groups + 1)

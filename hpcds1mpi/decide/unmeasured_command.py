@@ -309,8 +309,12 @@ def judge_given_program(rec, program, cwd: str | None = None, files: bool = True
     words = given_words(program)  # refused before anything is judged (s41 tester B6)
     if rec.picked is None or not rec.program_command:
         return ""
+    from hpcds1mpi.decide.given_program import script_words
+
     lines = measured_lines(rec)
-    values = placeholder_values(rec.picked.choice.config(), rec.size)
+    config = rec.picked.choice.config()
+    values = placeholder_values(config, rec.size)
+    words = script_words(words, rec.program_command, config, rec.size)  # as the script runs
     differences = [command_difference(words, line, cwd, values=values, files=files)
                    for line in lines]
     if not differences or not all(differences):

@@ -117,3 +117,19 @@ def test_a_recorded_command_that_does_not_split_leaves_the_program_as_given(comm
     assert given_program("./app 1", command, ONE_RANK, 50) == ("./app 1", "")
     assert measured_path(["./app", "1"], command) == (["./app", "1"], "")
     assert measured_path([], "/abs/app {size}") == ([], "")
+
+
+def test_the_words_a_script_runs_have_the_picks_layout_values_and_the_given_size():
+    """s45 tester A2: `--program "pw.x -nk 2 -in si.in"` at a 1-rank pick runs `-nk 1`, and
+    is judged so; a size other than the asked one stays as given (another job)."""
+    from hpcds1mpi.decide.given_program import script_words
+
+    assert script_words(["pw.x", "-nk", "2", "-in", "si.in"], PW, ONE_RANK, 50) == [
+        "pw.x", "-nk", "1", "-in", "si.in"]
+    words = ["./app", "--in", "si-40-2.in", "-t", "3"]
+    assert script_words(words, "./app --in si-{size}-{ranks}.in -t {threads}", ONE_RANK,
+                        50) == ["./app", "--in", "si-40-1.in", "-t", "1"]
+    assert script_words(["./jacobi", "512", "40"], "./jacobi {size} 40", ONE_RANK, 1024) == [
+        "./jacobi", "512", "40"]
+    other = ["ph.x", "-nk", "2", "-in", "si.in"]
+    assert script_words(other, PW, ONE_RANK, 50) == other  # another program: as given

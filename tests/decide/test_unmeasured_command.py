@@ -167,6 +167,29 @@ def test_recommend_of_another_command_is_not_auto_and_its_script_says_why(
         assert f"measured with ({MEASURED!r})" in reasons[0]
 
 
+def test_a_value_the_picks_placeholder_fills_is_no_other_value(program_bundle):
+    """s45 tester A2: `--program "pw.x -nk 2 -in si.in"` for the measured `-nk {ranks}`, at a
+    1-rank pick, wrote a script running `-nk 1` (as measured) with verdict confirm, "the job
+    runs other values"; the same from `-nk 1` got auto. The verdict judges what the script
+    runs; a size other than the asked one is still another job."""
+    from dataclasses import replace
+
+    levels = program_bundle._measured_levels["myjac"]
+    program_bundle._measured_levels = {"myjac": replace(levels, command="./jacobi {size} "
+                                                        "-nk {ranks}")}
+    base = recommend(program_bundle, "myjac", 1024, places())
+    ranks = base.picked.choice.config().ranks
+    for given in (ranks, ranks + 1):
+        rec = recommend(program_bundle, "myjac", 1024, places(),
+                        program=f"./jacobi 1024 -nk {given}")
+        assert rec.verdict.verdict == base.verdict.verdict and not [
+            r for r in rec.verdict.reasons if r.startswith("the job's command is not")]
+    rec = recommend(program_bundle, "myjac", 1024, places(),
+                    program=f"./jacobi 512 -nk {ranks + 1}")
+    assert rec.verdict.verdict == "confirm" and "'512' where it has '1024'" in " ".join(
+        rec.verdict.reasons)
+
+
 def test_a_given_program_is_judged_once_and_never_without_a_pick(program_bundle):
     rec = recommend(program_bundle, "myjac", 1024, places(), program="./fall {size}")
     assert judge_given_program(rec, "./fall {size}") != ""
