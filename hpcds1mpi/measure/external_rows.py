@@ -14,7 +14,7 @@ def row_values(m: dict) -> dict:
     """The measured columns of one run from :func:`~hpcds1mpi.measure.external._measure`'s result."""
     import numpy as np
 
-    from hpcds1mpi.measure.coarse_timer import coarse_noise
+    from hpcds1mpi.measure.coarse_timer import tick_noise
     from hpcds1mpi.measure.rows import spread
 
     row = {"status": m["status"], "error": m["error"], "exit_code": m["exit_code"],
@@ -23,8 +23,8 @@ def row_values(m: dict) -> dict:
         row.update(elapsed_s=float(np.median(m["walls"])), measured_s=float(sum(m["walls"])))
     if m["status"] == OK:
         row.update(spread(m["times"]))
-        # A coarse timer's repeats agree by rounding: never a measured noise of 0 (s37 G1)
-        if (noise := coarse_noise(m["times"], m.get("time_texts") or [])) is not None:
+        # Printed repeats agree by rounding: never a measured noise of 0 (s37 G1, s45 B3)
+        if (noise := tick_noise(m["times"], m.get("time_texts") or [])) is not None:
             row["noise"] = noise
         row["measured_s"] = float(sum(m["walls"]))
         foms = [f for f in m["foms"] if not math.isnan(f)]

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from hpcds1mpi.measure.coarse_timer import (COARSE_SHARE, coarse_noise, coarse_note,
-                                            is_coarse, resolution)
+                                            is_coarse, resolution, tick_noise)
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 
@@ -50,6 +50,15 @@ def test_a_coarse_timers_noise_is_the_widest_spread_its_printed_values_allow():
     assert coarse_noise([12.3, 12.4], ["12.3", "12.4"]) is None  # 0.1 s of 12 s: fine
     assert coarse_noise([], []) is None
     assert math.isnan(coarse_noise([0.0, 0.0], ["0.0", "0.0"]))
+
+
+def test_a_fine_timers_repeats_of_one_printed_value_store_one_tick():
+    """s45 tester B3: MrBayes's 0.47 s from a 0.01-s timer (2 %: not coarse), three times,
+    was stored noise 0.0; README says noise is never 0."""
+    assert tick_noise([0.47] * 3, ["0.47"] * 3) == pytest.approx(0.01 / 0.47)
+    assert tick_noise([0.47, 0.48], ["0.47", "0.48"]) is None  # the measured spread stands
+    assert tick_noise([0.1] * 5, ["0.1"] * 5) == coarse_noise([0.1] * 5, ["0.1"] * 5)
+    assert tick_noise([0.47], ["0.47"]) is None and tick_noise([0.5, 0.5], []) is None
 
 
 def test_a_sweep_says_once_that_a_whole_seconds_timer_is_coarse(tmp_path):

@@ -40,5 +40,17 @@ def test_a_coarse_timers_repeats_store_their_tick_as_noise_not_zero():
     # s37 tester G1: NWChem's 0.1-s timer stored noise 0.0 at every configuration
     row = row_values(_m(times=[0.1, 0.1, 0.1], time_texts=["0.1", "0.1", "0.1"]))
     assert row["runtime_s"] == 0.1 and row["noise"] == pytest.approx(1.0)
-    fine = row_values(_m(times=[1.0, 1.0], time_texts=["1.000123", "1.000123"]))
-    assert fine["noise"] == 0.0  # a fine timer's agreement is measured
+    fine = row_values(_m(times=[1.000123, 1.000123], time_texts=["1.000123", "1.000123"]))
+    assert fine["noise"] == pytest.approx(1e-6 / 1.000123)  # one tick: agreed to 1 us, not 0
+    spread = row_values(_m(times=[1.000123, 1.000125], time_texts=["1.000123", "1.000125"]))
+    assert spread["noise"] == pytest.approx(2e-6 / 1.000124)  # a fine timer's spread: measured
+
+
+def test_repeats_that_print_one_value_of_a_fine_timer_store_one_tick_not_zero():
+    # s45 tester B3: MrBayes's 0.23 s (0.01-s timer, 4 %: not coarse), three times, noise 0.0
+    row = row_values(_m(times=[0.23] * 3, time_texts=["0.23"] * 3))
+    assert row["noise"] == pytest.approx(0.01 / 0.23)
+    one = row_values(_m(walls=[0.3], times=[0.23], time_texts=["0.23"]))
+    assert math.isnan(one["noise"])  # one repeat: no spread known
+    walls = row_values(_m(times=[0.5, 0.5]))  # the launch's wall time: nothing printed
+    assert walls["noise"] == 0.0
