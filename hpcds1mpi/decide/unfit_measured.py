@@ -59,8 +59,8 @@ def nothing_fits_line(levels, cores: int, workload: str,
     :func:`ok_layouts`; None: every layout ``levels`` ran at) within ``cores`` (the cores per
     node a job may use), so nothing recommend could offer ran ok; "" otherwise (a kernel, no
     levels, no ok run, one that fits). ``failed``: :func:`failed_layouts`, the layouts it ran
-    at and failed (None: the ranks per node of ``levels`` not ok, as levels written before
-    s45 named the failed ones too; now they name ok runs only)."""
+    at and failed (None: every ranks per node of ``levels``, as levels written before s45
+    named failed runs' too; now they name ok runs' only, s45 tester B4)."""
     if levels is None or not levels.external or not levels.ranks_per_node or cores < 1:
         return ""
     if ok is None:
