@@ -33,6 +33,8 @@ from __future__ import annotations
 
 import re
 
+from hpcds1mpi.measure.negation import CANNOT, DENIED, NOT_POSSIBLE, Unnegated
+
 #: A report's lines: its error lines this close to its last are one report (NWChem's is 12).
 REPORT_LINES = 20
 #: Words saying a thing is missing or cannot be opened.
@@ -74,12 +76,13 @@ QUANTITY = re.compile(r"\b(mem\w*|ram|disk|storage|space|workspace|time|walltime
                       r"^([kKMGTP]i?B|[kKMGT]?bytes?|[kKMG]?words?|[KMG]W|s|secs?|seconds?|"
                       r"mins?|minutes?|h|hrs?|hours?)$", re.IGNORECASE)
 #: Words of a refusal, with which a need of a quantity is one: ScaLAPACK's "Unable to perform
-#: Hessenberg reduction: need TOTMEM of at least 4863400".
-REFUSAL_WORD = re.compile(r"\bunable\b|\bcannot\b|\bcan't\b|\bcould(?: not|n't)\b|"
+#: Hessenberg reduction: need TOTMEM of at least 4863400"; not one denied: "which does not
+#: exceed the 64 GB available", "to avoid failure" are a good run's estimates (s45 tester F6).
+REFUSAL_WORD = Unnegated(re.compile(r"\bunable\b|\bcannot\b|\bcan't\b|\bcould(?: not|n't)\b|"
                           r"\bnot enough\b|\binsufficient\b|\btoo (?:small|little|few|low)\b|"
                           r"\berror|\babort|\bfail|\bhalt|\bstop|\brefus|\bexceed|\binvalid\b|"
                           r"\bimpossible\b|\bnot possible\b|\bbut only\b|\bonly [\d.]+",
-                          re.IGNORECASE)
+                          re.IGNORECASE), DENIED)
 #: A path or a file name with an extension ("/usr/share/x/sto-3gx", "in.ljj", "'md.tpr'").
 NAMED_FILE = re.compile(r"(?:^|[\s'\"`(<:=])(?:\.{0,2}/[\w.+-]+(?:/[\w.+-]*)*|"
                         r"[\w+-]+\.[A-Za-z]\w{0,7})(?=$|[\s'\"`)>:,;])")
@@ -120,8 +123,10 @@ def restates(line: str, originals: list[str]) -> bool:
 #: index 7 out of range, clamped to 6", "... needs at least 3 grids, doing without it",
 #: "illegal nlev (-1) replaced by 4" had beaten the later "Error: solver diverged ..."); or
 #: that it started afresh without it: "chk.h5 not found, starting from scratch", a first run's
-#: missing checkpoint, had failed a good run under a missed --fom-regex (s44 review F1).
-WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
+#: missing checkpoint, had failed a good run under a missed --fom-regex (s44 review F1). Not
+#: where the line denies it: "cannot start from scratch", "no fallback", "fall back not
+#: possible" are a program that could not go on (s45 tester F6, :mod:`.negation`).
+WENT_ON = Unnegated(re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
                      r"\bcontinu(?:e|es|ing)\b|\bfall(?:s|ing)? ?back\b|\bfell back\b|"
                      r"\binstead\b|\bdefaulting to\b|\bdefaults? (?:\w+ )?(?:will be )?used\b|"
                      r"\bfrom (?:scratch|the beginning)\b|\bfresh start\b|"
@@ -129,7 +134,8 @@ WENT_ON = re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:
                      r"simulation|job))\b|\bwill be (?:created|generated)\b|\breduc(?:ed|ing)\b|"
                      r"\bclamp(?:ed|ing)\b|\breplaced (?:by|with)\b|\bdoing without\b|"
                      r"\bwithout it\b|\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
-                     r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE)
+                     r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE),
+                    CANNOT, NOT_POSSIBLE)
 
 #: How far before a refusal its program's progress lines are looked for (:func:`went_on_after`).
 PROGRESS_LINES = 200

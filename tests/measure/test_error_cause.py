@@ -314,3 +314,49 @@ def test_another_ranks_copy_of_a_line_is_no_step_on_from_a_missing_file(stdout, 
     from hpcds1mpi.measure.program_launch import reason_line
 
     assert reason_line(stdout, stderr) == reason
+
+
+#: The tester's refusals that say the program cannot go on (s45 tester F6), each a bad run.
+CANNOT_GO_ON = [
+    "Reading restart.dat\nrestart.dat not found: cannot start from scratch in restart mode\n"
+    "Stopping.",
+    "restart.dat not found: unable to start from scratch in restart mode\nStopping.",
+    "mesh.msh not found; cannot fall back to a default mesh\nexiting",
+    "ERROR: mesh.msh not found, no fallback; will not start afresh\nexiting",
+    "mesh.msh not found; fall back not possible\nexiting",
+]
+
+
+@pytest.mark.parametrize("output", CANNOT_GO_ON)
+def test_a_went_on_phrase_the_line_denies_is_no_going_on_and_fails_a_missed_fom(output):
+    """Was (s45 tester F6): "from scratch", "fall back", "start afresh" read even under
+    "cannot", "no", "will not": a bad exit-0 run stayed ok under a missed --fom-regex."""
+    from hpcds1mpi.measure.error_cause import WENT_ON
+    from hpcds1mpi.measure.fom_miss import fom_miss_problem
+    from hpcds1mpi.measure.readings import Readings
+
+    line = next(ln for ln in output.splitlines() if "not found" in ln)
+    assert WENT_ON.search(line) is None and names_cause(line)
+    readings = Readings.of(fom_regex=r"FOM=([0-9.]+)")
+    assert "the program said: " in fom_miss_problem(readings, readings.read(output),
+                                                    (output, ""))
+
+
+@pytest.mark.parametrize("line", [
+    "This calculation needs at least 1.2 GB of memory, which does not exceed the 64 GB "
+    "available", "The job needs at least 3600 s of walltime to avoid failure at checkpoint",
+    "needs at least 2 GB of memory, which doesn't exceed the limit"])
+def test_a_refusal_word_the_line_denies_makes_no_refusal_of_an_estimate(line):
+    """Was (s45 tester F6): "exceed", "fail" under "does not", "avoid" read as refusing, so
+    a good exit-0 run whose --fom-regex missed failed."""
+    from hpcds1mpi.measure.error_cause import refuses
+    from hpcds1mpi.measure.fom_miss import fom_miss_problem
+    from hpcds1mpi.measure.readings import Readings
+
+    assert not refuses(line) and not names_cause(line)
+    readings = Readings.of(fom_regex=r"FOM=([0-9.]+)")
+    output = f"{line}\nstep 1\nGflops: 3.2\n"
+    assert fom_miss_problem(readings, readings.read(output), (output, "")) == ""
+    assert refuses(line.replace("does not exceed", "exceeds").replace("doesn't exceed",
+                                                                      "exceeds")
+                   .replace("to avoid failure", "or it will fail"))
