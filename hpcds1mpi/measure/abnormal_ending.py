@@ -64,12 +64,17 @@ EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)
                          r"|\b(?:restart|resum|recover)\w*", re.IGNORECASE)
 #: A restart or recovery that failed: this run's, which then ended badly ("Recovery failed,
 #: program terminated abnormally", "failed to restart: ...", "error during recovery; ..."; s44
-#: review A1), not a note on another run.
+#: review A1; "Could not restart from checkpoint", "Resume from checkpoint failed", "Restart
+#: not possible", s45 tester F7), not a note on another run. "from" only before a checkpoint:
+#: "Resuming from failed step 3" is a recovery from an earlier failure.
 FAILED_RECOVERY = re.compile(
     r"\b(?:restart|resum|recover)\w*(?:\s+(?!from\b|after\b)\w+){0,4}?\s+"
-    r"(?:failed|fails|failure|unsuccessful|impossible|errors?)\b"
-    r"|\b(?:fail(?:ed|s|ure)?|unable|cannot|errors?)\s+(?:to|in|during|while|on)?\s*(?:\w+\s+)?"
-    r"(?:restart|resum|recover)", re.IGNORECASE)
+    r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible|errors?)\b"
+    r"|\b(?:restart|resum|recover)\w*\s+from\s+(?:(?:the|last|latest|saved)\s+)*"
+    r"(?:checkpoint|restart|snapshot|dump|chk)\S*(?:\s+file)?\s+(?:\S+\s+)?"
+    r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible)\b"
+    r"|\b(?:fail(?:ed|s|ure)?|unable|cannot|can't|could(?:\s+not|n't)|errors?)\s+"
+    r"(?:to|in|during|while|on)?\s*(?:\w+\s+)?(?:restart|resum|recover)", re.IGNORECASE)
 #: A check's verdict that it passed, opening a line that names what it checked: a test suite's
 #: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
 #: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper
@@ -108,7 +113,10 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
         for at in reversed(written[-TRAILER_LINES:]):
             said = kept[at]
             ended = ENDED_BADLY.search(said)
-            if not ended or NOT_BADLY.search(said) or NO_ERROR.search(said) or \
+            # a failed recovery's own "not" ("Could not restart", "Restart not possible")
+            # denies the recovery, not the ending (s45 tester F7)
+            if not ended or NOT_BADLY.search(FAILED_RECOVERY.sub(" ", said)) or \
+                    NO_ERROR.search(said) or \
                     counts_none(said[:ended.start()]) or WARNING.search(said) or \
                     WENT_ON.search(said) or CHECK_PASSED.search(said) or \
                     (EARLIER_RUN.search(said) and not FAILED_RECOVERY.search(said)):

@@ -102,6 +102,11 @@ def test_every_real_output_kept_for_tests_but_molds_abnormal_end_keeps_its_verdi
     "failed to restart from checkpoint; program terminated abnormally",
     "Error during recovery, program terminated abnormally",
     "Restart of the previous run failed, program terminated abnormally",
+    # s45 tester F7: the recovery's own "not" had read as denying the ending, and "Resume from
+    # checkpoint failed" as a note on another run
+    "Could not restart from checkpoint; program terminated abnormally",
+    "Resume from checkpoint failed: terminated abnormally",
+    "Restart not possible, terminated abnormally", "Couldn't resume: run ended in error",
 ])
 def test_a_failed_recovery_then_ending_badly_fails_the_run(closing):
     """Was (s44 review A1): any restart / resume / recover word read the line as a note on
@@ -114,6 +119,9 @@ def test_a_failed_recovery_then_ending_badly_fails_the_run(closing):
     "Restarting: previous run terminated abnormally",
     "Resuming from the checkpoint of a run that terminated abnormally",
     "Recovered from error; previous run terminated abnormally",
+    # s45 tester F7: a failed recovery's "not" is set aside, a denied ending's is not
+    "The program did not end abnormally", "Could not restart? No, it did not end abnormally",
+    "Resuming from failed step 3; previous run terminated abnormally",
 ])
 def test_a_restart_from_another_run_that_ended_badly_stays_ok(closing):
     assert exit_0_failure(f"step 1\n{closing}\n", "") == ""
