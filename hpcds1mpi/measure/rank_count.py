@@ -9,7 +9,9 @@ tester X6); :func:`check_rank_count` says the regex matched nothing and shows th
 lines (:func:`output_lines`) to fix it by. Another count at several ranks in *one* line of
 the output is one job's report, where copies would each print theirs (pw.x's "MPI processes
 distributed on 1 nodes" at 2 ranks had been blamed on the launcher, s45 tester A3): the regex
-reads another number, said with the output's lines holding the ranks.
+reads another number, said with the output's lines holding the ranks. So in several lines none
+repeated (a header's and a summary's "1 nodes", s45 tester F8), where copies repeat each of
+theirs: both causes are said, the regex first.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from hpcds1mpi.measure.printable import clipped, printable
 SHOWN_LINES = 6
 #: Characters of each line shown.
 LINE_CHARS = 80
+#: Lines a --ranks-regex matched read to tell one job's lines from copies' repeats.
+MATCHES_READ = 64
 
 
 def output_lines(stdout: str, stderr: str, number: int | None = None) -> str:
@@ -80,7 +84,8 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
             matched, or another count at 1 rank (s44 tester M5: ParFORM's workers), or
             another count at several ranks in one line of stdout and stderr, where copies each
             print theirs (s45 tester A3: pw.x's "distributed on 1 nodes" of a 2-rank job): the
-            regex is wrong, whatever the ranks were.
+            regex is wrong, whatever the ranks were; or in several lines, none repeated (s45
+            tester F8): the regex, or else copies.
     """
     if readings.ranks is None:
         return
@@ -102,23 +107,43 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
             "one rank is always one job, so the regex reads another count (workers, images, "
             "threads, or workers beside a master rank: ranks - 1); fix --ranks-regex to read the "
             "ranks, or leave it out (nothing was recorded for it)")
-    if len(matched := matched_lines(readings.ranks, outputs)) == 1:  # one job's (s45 A3)
-        held = output_lines(*outputs, number=ranks)
-        lines = (f"the output's lines with {ranks} in them were {held}" if held else
-                 f"the output's lines were {output_lines(*outputs) or 'none'}")
+    matched = matched_lines(readings.ranks, outputs, most=MATCHES_READ)
+    if len(matched) == 1:  # one job's (s45 A3)
         raise ConfigError(
             f"{label}: launched {ranks} ranks but the program's output matched {regex} with "
-            f"{seen:g} in one line, {clipped(printable(' '.join(matched[0].split())), 120)!r}, "
-            f"where {ranks} copies would each print theirs: the regex reads another number "
-            f"(nodes, threads, workers); fix it to read the ranks ({lines}), or leave it out "
-            "(nothing was recorded for it)")
+            f"{seen:g} in one line, {_shown(matched[0])}, where {ranks} copies would each print "
+            f"theirs: the regex reads another number (nodes, threads, workers); fix it to read "
+            f"the ranks ({_lines_to_fix(outputs, ranks)}), or leave it out (nothing was "
+            "recorded for it)")
     # s43 tester I1: ranks that each saw a world of 1 are copies, from another MPI's launcher
     # or from a program built without MPI (apbs links libmpi and never starts it)
     how = ("each rank saw a world of 1: either the launcher is not of the MPI the program "
            "starts (give --mpiexec that MPI's launcher) or the program is built without MPI "
            "(sweep it at --ranks-per-node 1, or use a build that starts MPI)"
            if seen == 1 else "use the program's own launcher (--mpiexec) or fix --ranks-regex")
+    if len(set(matched)) == len(matched) > 1:
+        # s45 tester F8: several lines, none repeated, are one job's header and summary as
+        # likely as copies (which repeat each line of theirs): both causes, the regex first
+        raise ConfigError(
+            f"{label}: launched {ranks} ranks but the program's output matched {regex} with "
+            f"{seen:g} in {len(matched)} different lines ({', '.join(map(_shown, matched))}), "
+            f"none repeated as {ranks} copies would repeat theirs: most likely the regex "
+            f"reads another number (nodes, threads, workers); fix it to read the ranks "
+            f"({_lines_to_fix(outputs, ranks)}), or leave it out; else its ranks are not one "
+            f"job ({' '.join(tokens[:3])} ...): {how} (nothing was recorded for it)")
     raise LaunchError(
         f"{label}: launched {ranks} rank(s) but the program's output matched {regex} with "
         f"{seen:g}: its ranks are not one job ({' '.join(tokens[:3])} ...); nothing was "
         f"recorded for it: {how}")
+
+
+def _shown(line: str) -> str:
+    """A matched line as a message quotes it: its blanks joined, escaped, cut at 120."""
+    return repr(clipped(printable(" ".join(line.split())), 120))
+
+
+def _lines_to_fix(outputs: tuple[str, str], ranks: int) -> str:
+    """The output's lines to fix a ``--ranks-regex`` by: those holding ``ranks``, else all."""
+    held = output_lines(*outputs, number=ranks)
+    return (f"the output's lines with {ranks} in them were {held}" if held else
+            f"the output's lines were {output_lines(*outputs) or 'none'}")

@@ -147,3 +147,29 @@ def test_a_real_sweep_whose_ranks_regex_reads_another_number_exits_2(tmp_path):
     assert "the regex reads another number" in done.stderr and \
         "running on 2 processors" in done.stderr and "launcher" not in \
         done.stderr.splitlines()[-1], done.stderr
+
+
+#: One 2-rank job's rank 0 (s45 tester F8): its node count in a header and in a summary.
+HEADER_AND_SUMMARY = ("Running 2 MPI processes on 1 nodes\nstep 1\n"
+                      "Summary: 2 processes, 1 nodes, 0.5 s\n")
+
+
+def test_a_count_in_several_different_lines_names_the_regex_first():
+    """Was (s45 tester F8): two lines with "1 nodes" from one joined 2-rank job were blamed on
+    the launcher or a build without MPI, exit 1; the regex read the node count."""
+    readings = Readings.of(ranks_regex=r"(\d+) nodes")
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(readings.read(HEADER_AND_SUMMARY), 2, "rk size 1 N1xR2xT1",
+                             ["/usr/bin/mpirun.openmpi", "-n", "2"], (HEADER_AND_SUMMARY, ""))
+    said = str(caught.value)
+    assert said.startswith(
+        "rk size 1 N1xR2xT1: launched 2 ranks but the program's output matched --ranks-regex "
+        "'(\\d+) nodes' with 1 in 2 different lines ('Running 2 MPI processes on 1 nodes', "
+        "'Summary: 2 processes, 1 nodes, 0.5 s'), none repeated as 2 copies would repeat "
+        "theirs: most likely the regex reads another number"), said
+    assert said.index("fix it to read the ranks") < said.index("launcher is not of the MPI")
+    assert "program is built without MPI" in said and "\n" not in said
+    # copies repeat each of their lines: still not one job
+    copies = HEADER_AND_SUMMARY.replace("2 ", "1 ") * 2
+    with pytest.raises(LaunchError, match="each rank saw a world of 1"):
+        readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
