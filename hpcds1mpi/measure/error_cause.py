@@ -126,7 +126,8 @@ def restates(line: str, originals: list[str]) -> bool:
 #: missing checkpoint, had failed a good run under a missed --fom-regex (s44 review F1). Not
 #: where the line denies it: "cannot start from scratch", "no fallback", "fall back not
 #: possible" are a program that could not go on (s45 tester F6, :mod:`.negation`).
-WENT_ON = Unnegated(re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|\bskipp(?:ed|ing)\b|"
+WENT_ON = Unnegated(re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|"
+                     r"\bskipp(?:ed|ing)\b|"
                      r"\bcontinu(?:e|es|ing)\b|\bfall(?:s|ing)? ?back\b|\bfell back\b|"
                      r"\binstead\b|\bdefaulting to\b|\bdefaults? (?:\w+ )?(?:will be )?used\b|"
                      r"\bfrom (?:scratch|the beginning)\b|\bfresh start\b|"
