@@ -18,9 +18,13 @@ duration is far over it).
 What counts, its parts run from the largest unit down with none skipped:
 
 * unit letters: ``[Nd] [Nh] [Nm] [N[.N]s]`` (``min``, ``hr``, ``sec`` spelled out too), two
-  parts or more, blanks between allowed (``3m 3.38s``, ``1h02m03s``, ``1d 2h 3m``);
+  parts or more, blanks, a comma, "and" or a colon between allowed (``3m 3.38s``,
+  ``1h02m03s``, ``1d 2h 3m``, ``1 minutes, 5 seconds``, ``1 minutes and 5 seconds``,
+  ``1h:02m:03s``), a sentence's full stop after (``1m1.01s.``);
 * a clock: ``m:ss``, ``h:mm:ss`` and Slurm's ``d-hh:mm:ss``, its seconds two digits
-  (``0:02.35``, GNU time's; ``1:02:03``);
+  (``0:02.35``; GNU time's ``1:01.00elapsed`` and ``1:05s`` with a word or unit right
+  after; ``Elapsed:0:01:01`` with a word's colon right before), never inside a longer
+  ``a:b:c:d`` or after a date's ``-`` or a ``T``;
 
 each part below another under its limit (seconds and minutes under 60, hours under 24 after
 days); anything else is no compound time, and the reading is what it was.
@@ -30,16 +34,28 @@ from __future__ import annotations
 
 import re
 
-#: A time in unit letters; the parts present are checked by :func:`_seconds`.
+#: What may stand between two parts in unit letters: blanks, a comma, "and", or a colon
+#: with no blank ("1 minutes, 5 seconds", "1 minutes and 5 seconds", "1h:02m:03s"; s45 tester
+#: F2). A colon and a blank ("2h: 3.5 s") is a label's, not a time's. The colon is tried
+#: first: the blanks' empty match would end the time at "1h" of "1h:02m".
+_BETWEEN = r"(?::|[ \t]*(?:,[ \t]*)?(?:and[ \t]+)?)"
+#: What may not follow a unit letter: another letter, or a decimal's point (a sentence's full
+#: stop may, "1m1.01s."; s45 tester F2).
+_UNIT_END = r"(?![A-Za-z_]|\.\d)"
+#: A time in unit letters; the parts present are checked by :func:`_seconds`, each unit word
+#: in a group of its own (``d_word`` ...) so that the time ends where its last one does.
 _LETTERS = re.compile(
-    r"(?<![\w.])(?:(?P<d>\d+)[ \t]*d(?:ays?)?(?![A-Za-z_.])[ \t]*)?"
-    r"(?:(?P<h>\d+)[ \t]*h(?:rs?|ours?)?(?![A-Za-z_.])[ \t]*)?"
-    r"(?:(?P<m>\d+)[ \t]*m(?:ins?|inutes?)?(?![A-Za-z_.])[ \t]*)?"
-    r"(?:(?P<s>\d+(?:\.\d+)?)[ \t]*s(?:ecs?|econds?)?(?![\w.]))?")
-#: A clock time: ``[d-][h:]m:ss[.f]``, hours' minutes two digits.
+    rf"(?<![\w.])(?:(?P<d>\d+)[ \t]*(?P<d_word>d(?:ays?)?){_UNIT_END}{_BETWEEN})?"
+    rf"(?:(?P<h>\d+)[ \t]*(?P<h_word>h(?:rs?|ours?)?){_UNIT_END}{_BETWEEN})?"
+    rf"(?:(?P<m>\d+)[ \t]*(?P<m_word>m(?:ins?|inutes?)?){_UNIT_END}{_BETWEEN})?"
+    rf"(?:(?P<s>\d+(?:\.\d+)?)[ \t]*(?P<s_word>s(?:ecs?|econds?)?)(?!\w|\.\d))?")
+#: A clock time: ``[d-][h:]m:ss[.f]``, hours' minutes two digits. A word's colon may come
+#: right before ("Elapsed:0:01:01") and a word right after ("1:01.00elapsed", GNU time's;
+#: s45 tester F1, F2), never a digit's colon before (inside "12:30:45:67") or a digit, colon
+#: or decimal after.
 _CLOCK = re.compile(
-    r"(?<![\w.:-])(?:(?P<d>\d+)-(?=\d+:\d\d:))?(?:(?P<h>\d+):(?=\d\d:))?(?P<m>\d+):"
-    r"(?P<s>\d\d(?:\.\d+)?)(?![\w:]|\.\d)")
+    r"(?<![\w.-])(?<!\d:)(?:(?P<d>\d+)-(?=\d+:\d\d:))?(?:(?P<h>\d+):(?=\d\d:))?(?P<m>\d+):"
+    r"(?P<s>\d\d(?:\.\d+)?)(?![\d_:]|\.\d)")
 #: Characters searched either side of the captured number.
 NEAR = 64
 #: Seconds per unit, the largest first.
@@ -86,11 +102,17 @@ def compound_text(match) -> str:
     line_end = min(len(text), end + NEAR) if line_end < 0 else line_end
     for pattern in (_LETTERS, _CLOCK):
         for found in pattern.finditer(text, line_start, line_end):
-            whole = found.group(0).rstrip()
-            if (found.start() <= start and end <= found.start() + len(whole)
-                    and _seconds(found) is not None):
-                return whole
+            if (found.start() <= start and _seconds(found) is not None
+                    and end <= _end(found)):
+                return text[found.start():_end(found)]
     return ""
+
+
+def _end(match) -> int:
+    """Where the time ``match`` found ends: after its last part, not the blanks or comma that
+    may follow one (:data:`_BETWEEN`)."""
+    return max((match.end(name) for name in match.re.groupindex if match.start(name) >= 0),
+               default=match.start())
 
 
 def whole_note(part: str, whole: str, regex: str) -> str:

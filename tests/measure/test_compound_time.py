@@ -105,3 +105,69 @@ def test_no_note_where_the_group_took_the_whole_time():
     assert whole_note("3m 3.38s", "3m 3.38s", "--time-regex 'x'") == ""
     assert whole_note("", "3m 3.38s", "--time-regex 'x'") == ""
     assert math.isnan(Readings.of(time_regex=r"T: (\S+)").read("T: 3h\n")["time"])
+
+
+def test_gnu_time_s_default_line_is_read_whole(tmp_path):
+    """Was (s45 tester F1): ``1:01.00elapsed`` of a 61-s run stored ok at 1.0 s, no word: a
+    clock with a word right after it was no clock."""
+    line = ("0.00user 0.00system 1:01.00elapsed 0%CPU (0avgtext+0avgdata 1920maxresident)k\n"
+            "0inputs+0outputs (0major+87minor)pagefaults 0swaps\n")
+    readings = Readings.of(time_regex=r"([0-9.]+)elapsed")
+    found = readings.read(line)
+    assert found["time"] == pytest.approx(61.0) and found["time_text"] == "1:01.00"
+    assert readings.time_problem(found, 61.13) == ""
+    said = []
+    readings.say = said.append
+    readings.note_once(found, "ok", "", 61.13)
+    assert any("captured '01.00', a part of the program's time '1:01.00'" in note
+               for note in said)
+
+
+@pytest.mark.parametrize("pattern, line, whole, seconds", [
+    # a time ending a sentence
+    (r"finished in .*?([0-9.]+)s\.", "Run finished in 1m1.01s.", "1m1.01s", 61.01),
+    (r"(\d+) s", "Time elapsed 1 m 5 s.", "1 m 5 s", 65.0),
+    (r"(\d+)m\.", "Run took 1h 2m.", "1h 2m", 3720.0),
+    # parts parted by commas, "and", or a colon with no blank
+    (r"([0-9.]+) seconds", "Total wall time: 1 minutes, 1.01 seconds", "1 minutes, 1.01 seconds",
+     61.01),
+    (r"([0-9.]+) sec", "Elapsed: 1 min, 5.2 sec", "1 min, 5.2 sec", 65.2),
+    (r"([0-9]+) seconds", "Total time: 0 hours 1 minutes and 5 seconds",
+     "0 hours 1 minutes and 5 seconds", 65.0),
+    (r"([0-9.]+) seconds", "Wall: 1 hour, 2 minutes, and 3.50 seconds",
+     "1 hour, 2 minutes, and 3.50 seconds", 3723.5),
+    (r"(\d+)s", "Wall clock: 1h:02m:03s", "1h:02m:03s", 3723.0),
+    # a clock right after a word's colon, or with a unit right after it
+    (r"Elapsed:.*?([0-9.]+)$", "Elapsed:0:01:01.01", "0:01:01.01", 61.01),
+    (r"([0-9]+)$", "walltime:00:01:05", "00:01:05", 65.0),
+    (r"(\d+)s", "ELAPSED 1:05s", "1:05", 65.0),
+])
+def test_a_time_ending_a_sentence_or_parted_by_words_is_read_whole(pattern, line, whole,
+                                                                   seconds):
+    """Was (s45 tester F2): each read as its seconds part alone, ok, no word, for a launch
+    past a minute."""
+    match = list(regex.compile(pattern).finditer(line))[-1]
+    assert compound_text(match) == whole
+    assert duration(whole) == pytest.approx(seconds)
+
+
+@pytest.mark.parametrize("pattern, line", [
+    (r"([0-9.]+) s", "Step 2h: 3.5 s"),  # a label's colon and blank
+    (r"took (\d+) s", "at 12:30:45 took 5 s"),  # a time of day beside the time
+    (r"(\d+)$", "2026-12-07T08:15:00"),  # a date's time after its T
+    (r"(\d+)$", "stamp 12:30:45:67"),  # no clock has four fields
+    (r":(\d+):67", "stamp 12:30:45:67"),
+    (r"(\d+) m", "length 3 m, 5 apples"),  # one part is no compound time
+])
+def test_a_time_of_day_or_a_label_is_not_joined_to_the_number(pattern, line):
+    match = list(regex.compile(pattern).finditer(line))[-1]
+    assert compound_text(match) == ""
+
+
+@pytest.mark.parametrize("line", ["done 12:30:45\n", "done 2026-12-07 08:15:00\n",
+                                  "done 08:15:00.123\n", "done at 12:30:45pm\n"])
+def test_a_time_of_day_read_whole_is_refused_by_the_wall_time(line):
+    # read whole, a time of day is far over a small launch: fails loudly, never a small
+    # number made into a large one quietly kept
+    readings = Readings.of(time_regex=r"done.*?([0-9.]+)(?:pm)?$")
+    assert "x the launch's own wall time" in readings.time_problem(readings.read(line), 50.0)
