@@ -121,6 +121,13 @@ def markdown(results: dict, args) -> str:
             for level in sorted({x for x, _ in shares if x is not None and x == x}):
                 got = [g for x, g in shares if x == level]
                 lines.append(f"| {level:g} | {len(got)} | {100 * sum(got) / len(got):.0f} % |")
+            # Picks with no measured size on one side have no share; the calibration reads them
+            # as 0 (decide/confidence.design). Left out here, they had hidden 3 of 4 bad picks
+            # of the held-out edges (s45 tester D3).
+            unknown = [g for x, g in shares if x is None or x != x]
+            if unknown:
+                lines.append(f"| unknown (read as 0) | {len(unknown)} | "
+                             f"{100 * sum(unknown) / len(unknown):.0f} % |")
     t = results["timing"]
     lines += ["", f"Scoring {t['candidates']} candidates: {t['total_ms_median']:.1f} ms with the "
               f"bundle's predict, {t['system1_only_ms_median']:.1f} ms System 1 alone (median of "

@@ -72,6 +72,20 @@ def test_each_pick_records_its_measured_best_share_and_the_report_breaks_picks_d
     assert "| inputs | AUROC | ECE |" in text
 
 
+def test_picks_with_no_share_are_a_row_of_their_own_not_left_out(results):
+    """s45 tester D3: the held-out edges' 16 picks with no measured size on one side (3 of
+    its 4 bad picks) had been left out of the table without a word."""
+    import copy
+
+    changed = copy.deepcopy(results)
+    picks = changed["leave_size_out_picks"]
+    picks[0]["measured_best_share"] = None
+    picks[0]["pct_of_best"] = 50.0
+    text = markdown(changed, None)
+    assert f"| 1 | {len(picks) - 1} | 100 % |" in text
+    assert "| unknown (read as 0) | 1 | 0 % |" in text
+
+
 def test_first_rounds_below_one_is_refused(capsys):
     from hpcds1mpi.analysis.eval_system1 import main
 
