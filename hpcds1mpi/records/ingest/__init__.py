@@ -31,15 +31,16 @@ Times are naive UTC (sacct ``-P``'s local times converted), in one format per fi
 
 A row that cannot be read is never dropped silently: it is counted under a reason in the
 file's :class:`FileReport` (a fraction in a count included: never rounded). A file of the
-wrong kind raises :class:`IngestError`, and so does one whose time limits cannot be in the unit
-its reader takes (:mod:`.time_limits`).
+wrong kind raises :class:`IngestError`, and so does one whose time limits or run times cannot
+be in the unit its reader takes (:mod:`.time_limits`, :mod:`.run_times`).
 
 Modules: :mod:`.schema` (the job table's columns, the one row constructor, the file report),
 :mod:`.slurm_fields` (Slurm's value formats and job states), one reader per format
 (:mod:`.sacct_text`, :mod:`.sacct_json`, :mod:`.sacct_csv`, :mod:`.parquet_tables`,
 :mod:`.swf`, :mod:`.eagle`, :mod:`.eurora`, :mod:`.job_tables`), :mod:`.csv_tables` (what the
 CSV readers share), :mod:`.compressed` (a file's compression, read or refused),
-:mod:`.time_limits` (a limit of 0 is none; a wrong unit refused), :mod:`.times` (time formats,
+:mod:`.time_limits` (a limit of 0 is none; a wrong unit refused), :mod:`.run_times` (a run
+time checked against end - start; a wrong unit refused), :mod:`.times` (time formats,
 range and zone), :mod:`.wrong_exports` (what a common wrong export is told),
 :mod:`.same_jobs` (the same job in several files, kept once), :mod:`.file_zones` (files read
 in different time zones, shifted onto a ``--json`` file's UTC) and :mod:`.job_logs` (kind

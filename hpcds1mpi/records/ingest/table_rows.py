@@ -79,14 +79,16 @@ def checked_jobs(table: "pd.DataFrame", source: str, kind: str, report) -> "pd.D
     """``table`` as a reader of ``kind`` read it from ``source``, checked as every job log's
     rows are: normalised to :data:`JOB_COLUMNS` (a job table keeping each job's own source),
     malformed values dropped (:data:`~hpcds1mpi.schemas.jobs.JOB_RANGES`), a job table's time
-    order and copies checked (:func:`checked_rows`; a reader checks these in its log) and time
-    limits in another unit refused; what is dropped counted in ``report``, ``report.jobs`` set.
+    order and copies checked (:func:`checked_rows`; a reader checks these in its log), run
+    times checked against end - start (:mod:`.run_times`) and run times or time limits in
+    another unit refused; what is dropped counted in ``report``, ``report.jobs`` set.
 
     Raises:
-        IngestError: the time limits are not in the unit the reader takes.
+        IngestError: the run times or time limits are not in the unit the reader takes.
     """
     from hpcds1mpi.schemas.jobs import drop_malformed
 
+    from .run_times import check_run_times
     from .schema import normalise
     from .time_limits import check_time_limits
 
@@ -94,6 +96,8 @@ def checked_jobs(table: "pd.DataFrame", source: str, kind: str, report) -> "pd.D
                                      keep_source=kind == "job-table"), report.dropped)
     if kind == "job-table":  # written by hand or joined (s39 tester C7)
         table = checked_rows(table, report.dropped)
+    # Before the limits: run times in milliseconds would read as limits in another unit.
+    table = check_run_times(table, source, kind, report)
     table = check_time_limits(table, source, kind, report)
     report.jobs = len(table)
     return table

@@ -50,7 +50,7 @@ def test_distinct_jobs_under_one_id_and_jobs_without_id_are_kept():
     later = table.iloc[[1]].assign(submit_time=table["submit_time"].iloc[1]
                                    + pd.Timedelta(days=30))  # an id reused
     later = later.assign(start_time=later["submit_time"], end_time=later["submit_time"]
-                         + pd.Timedelta(minutes=1))
+                         + pd.Timedelta(minutes=2))  # its run time, 120 s (run_times.py)
     no_id = table.iloc[[2, 2]].assign(job_id=pd.NA)
     back, report = frame_history(pd.concat([table, other_user, later, no_id]))
     assert len(back) == len(table) + 4 and not report.dropped
