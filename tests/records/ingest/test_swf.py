@@ -125,6 +125,22 @@ def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     assert (df["runtime_s"] == 100).all()
 
 
+@pytest.mark.parametrize("sep", [",", "|"])
+def test_a_log_saved_with_another_separator_is_refused_naming_it(tmp_path, sep):
+    """s45 tester C5: every line 18 numbers joined by commas was "3000 x a word where a number
+    belongs", saying neither the separator nor the mend; tabs are whitespace, read."""
+    head = "; UnixStartTime: 1000\n; MaxNodes: 4\n; MaxProcs: 64\n"
+    lines = [GOOD, GOOD.replace("1 0 5", "3 20 5", 1)]
+    path = tmp_path / "joined.swf"
+    path.write_text(head + "".join(line.replace(" ", sep) for line in lines))
+    with pytest.raises(IngestError, match=rf"no job could be read as swf \(2 x fields separated "
+                                          rf"by '\{sep}', not spaces \(SWF separates its fields "
+                                          rf"by whitespace: sed '/\^;/!s/\{sep}/ /g' FILE"):
+        read_job_log(path)
+    path.write_text(head + "".join(line.replace(" ", "\t") for line in lines))
+    assert len(read_job_log(path)[0]) == 2
+
+
 @pytest.mark.parametrize("extra", [" 5", " 5 6", " 5 6 7 8 9"])
 def test_a_long_first_line_is_counted_and_every_line_after_it_read_whole(tmp_path, extra):
     """A first job line of 19 fields made pandas take field 1 as the index: that line was kept
