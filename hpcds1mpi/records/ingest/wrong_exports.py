@@ -29,17 +29,23 @@ _SEPARATORS = {";": "';'", "\t": "tabs", "|": "'|'", ",": "','"}
 _FIELD_NAME = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 #: Delimiters sacct --delimiter may be given besides '|' and ',' that a header makes certain.
 OTHER_DELIMITERS = (";", "\t")
+#: The name of an index column a spreadsheet or pandas wrote first (CSD3's export has one):
+#: no name, or pandas' "Unnamed: 0". The CSV reader ignores it (:mod:`.sacct_csv`).
+_INDEX_NAME = re.compile(r"(Unnamed: \d+)?")
 
 
 def other_delimiter(first: str) -> str | None:
     """The delimiter of a sacct ``-P --delimiter=';'`` (or tab) export, where its header line
-    makes it certain: every field a sacct field name (one named JobID or JobIDRaw) when
-    split by it, and no '|' or ',' in the line (s43 tester H8); else None."""
+    makes it certain: every field a sacct field name (one named JobID or JobIDRaw; the first
+    may be an index column's, :data:`_INDEX_NAME`) when split by it, and no '|' or ',' in
+    the line (s43 tester H8); else None."""
     first = first.strip("\r\n")
     if "|" in first or "," in first:
         return None
     for sep in OTHER_DELIMITERS:
         fields = first.split(sep)
+        if len(fields) > 1 and _INDEX_NAME.fullmatch(fields[0]):
+            fields = fields[1:]  # s45 tester C7: read, as the ','-separated file is
         if sep in first and {"JobID", "JobIDRaw"} & set(fields) and all(
                 _FIELD_NAME.fullmatch(f) for f in (fields[:-1] if fields[-1] == "" else fields)):
             return sep

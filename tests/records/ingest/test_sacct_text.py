@@ -644,3 +644,22 @@ def test_a_semicolon_or_tab_export_whose_header_makes_its_delimiter_certain_is_r
         table, reports, _ = ingest([path])
         assert list(table["workload"]) == [name[1]] and table["runtime_s"].iloc[0] == 2
         assert any("sacct --delimiter" in f for f in reports[0].facts)
+
+
+@pytest.mark.parametrize("index_name", ["", "Unnamed: 0"])
+def test_a_semicolon_export_with_an_index_column_reads_as_its_comma_version(tmp_path,
+                                                                             index_name):
+    """s45 tester C7: CSD3's layout (a first column with no name, or pandas' "Unnamed: 0")
+    saved with ';' was refused as "separated by ';', not '|' or ','", while with ',' it was
+    read."""
+    head = [index_name, "JobIDRaw", "JobName", "User", "State", "Start", "End", "ElapsedRaw"]
+    rows = [[str(i), str(700 + i), "app", "u", "COMPLETED", f"2023-07-17T11:4{i}:00",
+             f"2023-07-17T11:4{i}:30", "30"] for i in range(3)]
+    tables = []
+    for sep in (",", ";"):
+        path = tmp_path / f"csd3{sep}.csv"
+        path.write_text("\n".join(sep.join(r) for r in [head, *rows]) + "\n")
+        table, report = read_job_log(path)
+        assert report.jobs == 3 and not report.dropped
+        tables.append(table.drop(columns=["source_file", "source_kind"]))
+    pd.testing.assert_frame_equal(*tables)
