@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hpcds1mpi.measure import campaign as cm
+from hpcds1mpi.measure.campaign_damaged import damaged_line
 from hpcds1mpi.measure.campaign_edits import edited_line, source_plan_line
 from hpcds1mpi.measure.campaign_endings import timeout_lines
 from hpcds1mpi.measure.campaign_merged import merge_jobs, merged_runs, unmerged_line
@@ -75,6 +76,10 @@ class PartStatus:
     ended: str = ""
     #: How long that job ran, s (sacct's ElapsedRaw; None where sacct did not say).
     ran_s: int | None = None
+    #: Its shard file, relative to the campaign folder.
+    shard: str = ""
+    #: Why its shard cannot be read ("not an HDF5 file"; :mod:`.campaign_damaged`), or "".
+    damaged: str = ""
 
     def line(self) -> str:
         held = ", ".join(f"{k} {v}" for k, v in sorted(self.statuses.items()))
@@ -85,6 +90,8 @@ class PartStatus:
             text += f"; {self.only_merged} only in the merged file (not in its shard)"
         if self.exit_code is not None and self.state == "failed":
             text += f"; its sweep exited {self.exit_code} (see {self.log or 'logs/'})"
+        if self.damaged:
+            text += f"; {self.shard} is {self.damaged} (move it aside and resubmit)"
         if self.ended:
             text += f"; job {self.job} {self.ending()}"
         elif self.job:
@@ -237,10 +244,13 @@ def part_status(folder: Path, part: dict, active: dict | None,
     """The state of one part of the campaign in ``folder`` (see the module's rules);
     ``active``: what :func:`active_tasks` found (None: the scheduler could not be asked, why
     in ``unasked``); ``merged``: run id -> status of the finished runs in the merged file."""
+    from hpcds1mpi.errors import TelemetryError
+    from hpcds1mpi.measure.campaign_damaged import damage
     from hpcds1mpi.records import telemetry
 
     planned = set(part["runs"])
-    status = PartStatus(part["name"], part["nodes"], part["index"], "missing", len(planned))
+    status = PartStatus(part["name"], part["nodes"], part["index"], "missing", len(planned),
+                        shard=part["telemetry"])
     path = folder / part["telemetry"]
     exit_file = folder / "parts" / f"{part['name']}.exit"
     if exit_file.is_file():
@@ -250,11 +260,13 @@ def part_status(folder: Path, part: dict, active: dict | None,
             status.exit_code = None
     written = path.exists() or telemetry.journal_path(path).exists()
     found: dict[str, str] = {}
-    if written:
-        store = telemetry.load(path)
-        for (_, run_id), row in store.runs.items():
-            if run_id in planned and row["status"] != "interrupted":
-                found[run_id] = row["status"]
+    try:
+        store = telemetry.load(path) if written else None
+    except TelemetryError as exc:  # one part's damage: the others are still told (s45 C8)
+        store, status.damaged = None, damage(path, exc)
+    for (_, run_id), row in (store.runs.items() if store is not None else ()):
+        if run_id in planned and row["status"] != "interrupted":
+            found[run_id] = row["status"]
     for run_id, run_status in (merged or {}).items():
         if run_id in planned and run_id not in found:
             found[run_id] = run_status
@@ -270,6 +282,8 @@ def part_status(folder: Path, part: dict, active: dict | None,
         status.state, status.job, status.reason = active[key]
     elif written and telemetry.writer_alive(path):
         status.state = "running"
+    elif status.damaged:
+        status.state = "damaged"
     elif status.exit_code not in (None, 0):
         status.state = "failed"
     elif written:
@@ -284,7 +298,6 @@ def campaign_status(folder: str | Path, env: dict | None = None) -> tuple[dict, 
 
     Raises:
         ConfigError: ``folder`` is not a campaign.
-        TelemetryError: a shard cannot be read (damaged).
     """
     folder = Path(folder)
     manifest = cm.read_manifest(folder)
@@ -411,13 +424,15 @@ def summary_lines(folder: str | Path, manifest: dict, parts: list[PartStatus]) -
                      f"{','.join(at_start)} -o JobID,State,ExitCode,Reason` and the jobs' "
                      "logs before submitting them again")
     lines += never_start_lines(folder, manifest, parts)
+    damaged = damaged_line(folder, parts)  # says resubmit after the move: said once
+    lines += [damaged] if damaged else []
     lines += timeout_lines(folder, manifest, parts)
     unasked = next((p.unasked for p in todo if p.unasked), "")
     if unasked:
         lines.append(f"{len(todo)} part(s) not done, but {unasked}: they may still be queued "
                      f"or running; run `hpcds1mpi campaign status {folder}` where squeue "
                      "answers before submitting anything again")
-    elif todo:  # "again" of a campaign never submitted misled (s39 tester H5)
+    elif todo and not damaged:  # "again" of a campaign never submitted misled (s39 tester H5)
         again = " again" if manifest["submissions"] else ""
         lines.append(f"{len(todo)} part(s) to submit{again}: hpcds1mpi campaign resubmit "
                      f"{folder}")

@@ -27,6 +27,7 @@ from hpcds1mpi.errors import SchedulerError
 from hpcds1mpi.measure import campaign as cm
 from hpcds1mpi.measure.campaign_edits import check_unedited, source_plan_line
 from hpcds1mpi.measure.campaign_place import check_in_place
+from hpcds1mpi.measure.campaign_damaged import check_undamaged
 from hpcds1mpi.measure.campaign_status import ACTIVE, TO_SUBMIT, campaign_status
 
 #: The campaign's folders its jobs write into (logs, shards, exit codes), as the submitter.
@@ -199,6 +200,7 @@ def resubmit(folder: str | Path, *, env: dict | None = None, dry_run: bool = Fal
 
 def _resubmit(folder: Path, env: dict | None, dry_run: bool) -> dict:
     manifest, parts = campaign_status(folder, env)
+    check_undamaged(folder, parts)  # its sweep would fail on the shard again (s45 C8)
     check_in_place(folder, manifest)  # moved since emit: its jobs would run elsewhere (s34 O2)
     scheduler = manifest["scheduler"]
     todo = plan_submission(parts)
