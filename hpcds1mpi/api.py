@@ -46,7 +46,8 @@ Arguments (a wrong one is one ConfigError naming it):
     workload, partition, user, job_name: non-blank text.
     size: an integer, 1 to {MAX_SIZE:,} (2**40); ``Model.size_range`` gives the measured ones.
     max_nodes, nodes, procs: integers, 1 to {MAX_COUNT:,}.
-    deadline_s, time_limit_s: seconds, above 0 and at most {MAX_SECONDS:,.0f} (a year).
+    deadline_s, time_limit_s (and partition_limit_s in hpcds1mpi.decide.walltime): seconds,
+    above 0 and at most {MAX_SECONDS:,.0f} (a year).
     energy_budget_j: joules, above 0 and at most {MAX_JOULES:.3g}.
     objective: 'time', 'energy', 'edp' or 'balanced'; device: {' or '.join(map(repr, DEVICES))}.
     coverage (quantile in hpcds1mpi.decide.walltime): from 0.5 to below 1.

@@ -89,7 +89,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # walltime, "3600" and "01:00:00" were tracebacks).
     check_api_arguments("propose_walltime", required=("user",), user=user, workload=workload,
                         partition=partition, nodes=nodes, procs=procs,
-                        time_limit_s=time_limit_s, quantile=quantile)
+                        time_limit_s=time_limit_s, quantile=quantile,
+                        partition_limit_s=partition_limit_s)
     submit_time = submit_time_argument(submit_time)
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,

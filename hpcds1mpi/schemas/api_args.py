@@ -47,6 +47,7 @@ class ApiArguments(Schema):
     nodes: Optional[Count] = None
     procs: Optional[Count] = None
     time_limit_s: Optional[Seconds] = None
+    partition_limit_s: Optional[Seconds] = None  # decide.walltime.propose_walltime's
     coverage: Share = 0.95
     quantile: Share = 0.95  # decide.walltime.propose_walltime's name for coverage
 
@@ -65,7 +66,8 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
         if key in _TEXTS and isinstance(value, str) and not value.strip():
             raise ConfigError(f"{function}(): {key} is blank, got {value!r}; give a name")
 
-    floats = ("deadline_s", "energy_budget_j", "time_limit_s", "coverage", "quantile")
+    floats = ("deadline_s", "energy_budget_j", "time_limit_s", "partition_limit_s", "coverage",
+              "quantile")
 
     def plain(key, value):  # numpy scalars as Python numbers; ints stand for floats
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -83,7 +85,9 @@ def submit_time_argument(value, function: str = "propose_walltime"):
     """``value`` as a :class:`pandas.Timestamp` (a date and time as text, a ``datetime``,
     ``date`` or ``numpy.datetime64``; None stays None: not given), or one ConfigError naming
     ``function()``: "yesterday" was a pandas DateParseError traceback (s45 tester C3), and a
-    number is no time (pandas reads it as nanoseconds after 1970)."""
+    number is no time (pandas reads it as nanoseconds after 1970). A time with a zone is put
+    onto naive UTC, the clock ingest stores job times in (compared with them, it was a
+    TypeError traceback: s45 tester F9)."""
     import datetime
 
     import numpy as np
@@ -102,6 +106,8 @@ def submit_time_argument(value, function: str = "propose_walltime"):
     if pd.isna(stamp):
         raise ConfigError(f"{function}(): submit_time {value!r} is not a date and time "
                           f"pandas reads; {fix}")
+    if stamp.tzinfo is not None:
+        stamp = stamp.tz_convert("UTC").tz_localize(None)
     return stamp
 
 

@@ -274,6 +274,8 @@ def test_only_dropped_jobs_are_said_with_what_was_read():
     ({"quantile": 95}, "quantile must be < 1, got 95.0"),
     ({"procs": "64"}, "procs must be an integer, got '64'"),
     ({"submit_time": "yesterday"}, "submit_time 'yesterday' is not a date and time"),
+    ({"partition_limit_s": -5}, "partition_limit_s must be > 0, got -5.0"),  # s45 tester F9
+    ({"partition_limit_s": float("inf")}, "partition_limit_s must be a finite number"),
 ])
 def test_the_module_function_refuses_what_the_package_function_refuses(given, said):
     """s45 tester C3: the README's ``decide.walltime.propose_walltime`` took a -5-s request
@@ -288,3 +290,17 @@ def test_the_module_function_refuses_what_the_package_function_refuses(given, sa
 
         with pytest.raises(ConfigError, match=r"^propose_walltime\(\): " + re.escape(said)):
             hpcds1mpi.propose_walltime(pd.DataFrame(), "alice", **given)
+
+
+def test_a_submit_time_with_a_zone_is_the_same_instant_on_the_tables_clock():
+    """s45 tester F9: submit_time='2026-06-01T12:00Z' (or a zone-aware Timestamp) was a
+    TypeError traceback; ingest stores naive UTC, so it is that instant in UTC."""
+    from tests.decide.test_walltime_same_name import _history
+
+    jobs = _history()
+    noon = jobs["end_time"].max() + pd.Timedelta(hours=1)
+    plain = propose_walltime(jobs, "alice", submit_time=noon, predictor_args=SMALL)
+    for given in (noon.tz_localize("UTC"), noon.tz_localize("UTC").tz_convert("Asia/Tokyo"),
+                  noon.strftime("%Y-%m-%dT%H:%MZ")):
+        p = propose_walltime(jobs, "alice", submit_time=given, predictor_args=SMALL)
+        assert p.to_dict() == plain.to_dict(), given

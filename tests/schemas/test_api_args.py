@@ -74,3 +74,29 @@ def test_a_submit_time_is_a_date_and_time_or_one_line():
                       (1406851200, "must be a date and time, got int")):
         with pytest.raises(ConfigError, match=r"^propose_walltime\(\): submit_time " + said):
             submit_time_argument(bad)
+
+
+def test_a_submit_time_with_a_zone_is_put_on_the_job_tables_utc_clock():
+    """s45 tester F9: '2026-06-01T12:00Z' (or any zone-aware time) was compared with the job
+    table's naive UTC times: a TypeError traceback. Now the same instant, naive UTC."""
+    import datetime
+
+    import pandas as pd
+
+    from hpcds1mpi.schemas.api_args import submit_time_argument
+
+    noon = pd.Timestamp("2026-06-01 12:00")
+    for given in ("2026-06-01T12:00Z", "2026-06-01T14:00+02:00",
+                  pd.Timestamp("2026-06-01 08:00", tz="America/New_York"),
+                  datetime.datetime(2026, 6, 1, 12, tzinfo=datetime.timezone.utc)):
+        stamp = submit_time_argument(given)
+        assert stamp == noon and stamp.tzinfo is None, given
+
+
+def test_a_partition_limit_is_checked_as_a_time_limit_is():
+    """s45 tester F9: partition_limit_s=-5 was taken, and -5 s proposed."""
+    check_api_arguments("propose_walltime", partition_limit_s=3600)
+    for bad, said in ((-5, "must be > 0, got -5.0"), (float("nan"), "must be a finite number"),
+                      ("3600", "must be a number, got '3600'")):
+        with pytest.raises(ConfigError, match=r"^propose_walltime\(\): partition_limit_s " + said):
+            check_api_arguments("propose_walltime", partition_limit_s=bad)
