@@ -54,6 +54,8 @@ class Kills:
         proposed_s: the proposal before the kills were heeded (s; set by :func:`heed_kills`).
         n_within: of the ``n_done`` completed jobs, how many ran within the request (None: no
             request given).
+        kill_ranks: where each kill stands among those jobs and the kills, newest first by
+            end time (0: the newest).
     """
 
     n: int
@@ -66,16 +68,28 @@ class Kills:
     longest_any_s: float | None = None
     proposed_s: float | None = None
     n_within: int | None = None
+    kill_ranks: tuple[int, ...] = ()
 
     def held_most(self, quantile: float) -> bool:
         """Whether the request held at least ``quantile`` of the user's jobs like these, the
         kills counted as runs past it, on enough of them for that share to be seen at all
-        (:func:`enough_jobs`): the kills are then the few a walltime is meant to miss, not a
+        (:func:`enough_jobs`), and the newest of them were not killed too often
+        (:meth:`recent_kills`): the kills are then the few a walltime is meant to miss, not a
         sign that the request is short (s45 tester C1: 3 kills beside 2,790 runs within the
         request were "will likely be killed too; ask for about 2x")."""
         n = self.n + self.n_done
         return (self.n_within is not None and n >= enough_jobs(quantile)
-                and self.n_within >= quantile * n)
+                and self.n_within >= quantile * n and self.recent_kills(quantile) is None)
+
+    def recent_kills(self, quantile: float) -> tuple[int, int] | None:
+        """``(kills, jobs)``: the most newest jobs like these (up to :func:`enough_jobs`)
+        among which so many kills show the request holds less than ``quantile`` of them now
+        (:func:`shown_short`); None where none do. Runs grow: 100 runs within the request,
+        then the user's 5 newest killed, had said the request "stands" (s45 tester F5)."""
+        newest = sorted(r for r in self.kill_ranks if r < enough_jobs(quantile))
+        shown = [(k + 1, r + 1) for k, r in enumerate(newest)
+                 if shown_short(k + 1, r + 1, quantile)]
+        return shown[-1] if shown else None
 
     def judged_by_s(self) -> float | None:
         """The run the kills are judged by (s): the longest completed run like them; without
@@ -288,7 +302,8 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
     runs = np.fmax(run[rows], limit[rows])  # the kill came at the limit, or after it
     whose = (f"named {name!r}" if named else like_what if request_given
              else "with the time limit your completed jobs like it asked for")
-    done_runs = run[done & like & ~np.isnan(run)]
+    done_like = done & like & ~np.isnan(run)
+    done_runs = run[done_like]
     any_runs = run[done & ~np.isnan(run)]  # what bounds a kill no completed like-run does
     return Kills(int(rows.sum()), float(np.max(limit[rows])), float(np.max(runs)), whose,
                  n_done=len(done_runs),
@@ -296,7 +311,18 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
                  n_any=len(any_runs),
                  longest_any_s=float(np.max(any_runs)) if len(any_runs) else None,
                  n_within=int(np.sum(done_runs <= request_s * (1 + 1e-9))) if request_s
-                 else None)
+                 else None, kill_ranks=_newest_first(hist, done_like | rows, rows))
+
+
+def _newest_first(hist: pd.DataFrame, jobs: np.ndarray, kills: np.ndarray) -> tuple[int, ...]:
+    """Where each of ``kills`` stands among ``jobs`` (rows of ``hist``), newest end first
+    (0: the newest; a job of no known end last)."""
+    from hpcds1mpi.surrogates.submit_features import end_times
+
+    rows = np.flatnonzero(jobs)
+    ends = end_times(hist).to_numpy(dtype="datetime64[ns]")[rows].astype(np.int64)  # NaT: least
+    order = rows[np.argsort(ends, kind="stable")[::-1]]
+    return tuple(int(r) for r in np.flatnonzero(kills[order]))
 
 
 def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,

@@ -147,8 +147,10 @@ class WalltimeProposal:
             return [f"walltime: {self.reason}"] + self._unproposed_kill_lines()
         checked = self.coverage is not None
         pct = _percent(self.quantile)
-        sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} history jobs "
-                "were covered" if checked
+        # The model is checked on completed jobs alone (a killed job's run time is unknown):
+        # said so, as 5 killed among the newest 10 were "100 %" (s45 tester F5).
+        sure = (f"{100 * self.coverage:.1f} % of the newest {self.n_checked} completed history "
+                "jobs were covered" if checked
                 else "not checked on held-out jobs (too few history jobs)")
         capped = ""
         if self.request_s:
@@ -288,6 +290,17 @@ class WalltimeProposal:
                     f"{within} ran within it ({_percent(within / n)} %), at least the "
                     f"{_percent(self.quantile)} % a walltime is meant to cover, so the request "
                     "stands")
+        recent = kills.recent_kills(self.quantile) if within is not None else None
+        if recent is not None and within >= self.quantile * n:
+            # The share held overall, but the newest runs outgrew the request (s45 tester F5).
+            newest = ("your newest job" if recent[1] == 1 else
+                      f"your {recent[1]} newest jobs" if recent[0] == recent[1] else
+                      f"{recent[0]} of your {recent[1]} newest jobs")
+            return (f"warning: {newest} {kills.whose} {'was' if recent[0] == 1 else 'were'} "
+                    f"{killed}, too many of the newest for the few a "
+                    f"{_percent(self.quantile)} % walltime may miss ({within} of your {n} ran "
+                    f"within it): a limit of {self.time_s:.0f} s will likely be killed too; "
+                    f"{ask}")
         if within is not None and within >= n / 2:
             return (f"warning: {n - within} of your {n} jobs {kills.whose} did not finish "
                     f"within {self.time_s:.0f} s ({kills.n} {killed}), more than the "

@@ -4,6 +4,8 @@ W9, W12): a synthetic sacct-like history, as the tester's Slurm history had it."
 
 from __future__ import annotations
 
+import re
+
 import pandas as pd
 
 from hpcds1mpi.decide.walltime import WalltimeProposal, propose_walltime
@@ -166,20 +168,70 @@ def test_a_few_kills_beside_many_runs_within_the_request_keep_it_said_not_double
 def test_the_kills_are_weighed_on_the_users_completed_runs_within_the_request():
     """s45 tester C1, end to end: 1 kill beside 30 runs of that name within the 60-s request
     is said, not doubled; ``Kills.n_within`` counts the runs within the request."""
-    history = _with_kills(runs=(61.0,), limit=60.0)
-    kill = history.iloc[-1]
-    done = []
-    for k in range(30):  # ended, one after another, before the kill was submitted
-        end = kill["submit_time"] - pd.Timedelta(seconds=60 * (30 - k))
-        run = 40.0 + k % 15
-        done.append(kill.to_dict() | {
-            "job_id": f"8{k}", "runtime_s": run, "status": "ok", "state_raw": "COMPLETED",
-            "end_time": end, "start_time": end - pd.Timedelta(seconds=run),
-            "submit_time": end - pd.Timedelta(seconds=run + 1)})
-    history = pd.concat([history, pd.DataFrame(done)], ignore_index=True)
+    history = _within_then_killed(kills=(61.0,), n_done=30)
     p = propose_walltime(history, "alice", workload="w_timeout", partition="debug", procs=1,
                          nodes=1, time_limit_s=60.0, predictor_args=SMALL)
     assert p.time_s == 60.0 and p.killed is not None
     assert (p.killed.n, p.killed.n_done, p.killed.n_within) == (1, 30, 30)
     assert p.lines()[-1].startswith("walltime: 1 of your 31 jobs named 'w_timeout' was killed "
                                     "at 60 s (TIMEOUT, after up to 61 s); 30 ran within it")
+
+
+def _within_then_killed(kills=(61.0, 62.0, 63.0), n_done=60) -> pd.DataFrame:
+    """``_with_kills``'s kills at 60 s (the user's newest jobs named 'w_timeout') after
+    ``n_done`` runs of that name within the 60-s request."""
+    history = _with_kills(runs=kills, limit=60.0)
+    kill = history.iloc[-1]
+    done = []
+    for k in range(n_done):  # ended, one after another, before the kills were submitted
+        end = kill["submit_time"] - pd.Timedelta(seconds=60 * (n_done - k))
+        run = 40.0 + k % 15
+        done.append(kill.to_dict() | {
+            "job_id": f"8{k}", "runtime_s": run, "status": "ok", "state_raw": "COMPLETED",
+            "end_time": end, "start_time": end - pd.Timedelta(seconds=run),
+            "submit_time": end - pd.Timedelta(seconds=run + 1)})
+    return pd.concat([history, pd.DataFrame(done)], ignore_index=True)
+
+
+def test_a_request_the_users_newest_jobs_were_killed_at_is_warned_of_not_said_to_stand():
+    """s45 tester F5: 100 runs within the request, then the user's 5 newest jobs all killed
+    at it, were "95.2 %, at least the 95 % a walltime is meant to cover, so the request
+    stands" (and "100.0 % of the newest 10 history jobs were covered": the model's check
+    counts completed jobs alone). The newest kills now weigh: the warning, with the ask."""
+    p = propose_walltime(_within_then_killed(), "alice", workload="w_timeout",
+                         partition="debug", procs=1, nodes=1, time_limit_s=60.0,
+                         predictor_args=SMALL)
+    assert p.time_s == 60.0 and p.killed is not None
+    assert (p.killed.n, p.killed.n_within) == (3, 60)
+    lines = p.lines()
+    assert "kept your request, though your 3 jobs named 'w_timeout' were killed" in lines[0]
+    assert re.search(r"% of the newest \d+ completed history jobs were covered", lines[0])
+    assert lines[-1] == ("warning: your 3 newest jobs named 'w_timeout' were killed at 60 s "
+                         "(TIMEOUT, after up to 63 s), too many of the newest for the few a "
+                         "95 % walltime may miss (60 of your 63 ran within it): a limit of "
+                         "60 s will likely be killed too; ask for more, about 126 s "
+                         "(--time-limit 00:03:00)")
+    assert not any("request stands" in line for line in lines)
+    assert p.killed.kill_ranks == (0, 1, 2)  # the newest three
+
+
+def test_kills_among_the_newest_weigh_only_where_so_many_are_unlikely_by_chance():
+    """s45 tester F5, by the kills' places among the user's jobs (0: the newest): kills spread
+    out, or one newest alone (the 5 % a 95 % walltime misses), leave the request standing; 5
+    of the newest 20, or the 2 newest, do not. The model's check says what it counted."""
+    from hpcds1mpi.decide.walltime_evidence import Kills
+
+    def last(ranks):
+        kills = Kills(len(ranks), 3600.0, 3630.0, "named 'sim'", n_done=100,
+                      longest_done_s=3300.0, n_within=100, kill_ranks=ranks)
+        return WalltimeProposal(3600.0, 0.95, request_s=3600.0, point_s=2914.0,
+                                n_history=100, n_train=100, uncapped_s=3400.0, tight=False,
+                                coverage=1.0, n_checked=10, killed=kills).lines()
+
+    for ranks in ((0, 30, 50, 70, 90), (3, 25, 47, 60, 99), (0,)):
+        assert last(ranks)[-1].endswith("so the request stands"), ranks
+    assert last((1, 4, 9, 13, 19))[-1].startswith(
+        "warning: 5 of your 20 newest jobs named 'sim' were killed at 3600 s")
+    assert last((0, 1, 40, 60, 80))[-1].startswith(
+        "warning: your 2 newest jobs named 'sim' were killed at 3600 s")
+    assert "100.0 % of the newest 10 completed history jobs were covered" in last((0,))[0]
