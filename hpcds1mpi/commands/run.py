@@ -10,6 +10,8 @@ import json
 
 import click
 
+# advise reads a script's --precision by this list: one home (s45 tester F10)
+from hpcds1mpi.config import PRECISIONS
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
@@ -19,7 +21,7 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 @click.option("--size", type=SIZE, default=None, help="Problem size (default: the kernel's median default size).")
 @click.option("--threads", type=COUNT, default=1, show_default=True, help="Threads per rank.")
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True)
-@click.option("--precision", type=click.Choice(["fp64", "fp32", "bf16"]), default="fp64",
+@click.option("--precision", type=click.Choice(PRECISIONS), default="fp64",
               show_default=True)
 @click.option("--repeats", type=COUNT, default=3, show_default=True, help="Timed repeats after one warm-up.")
 @click.option("--seed", type=SEED, default=0, show_default=True)

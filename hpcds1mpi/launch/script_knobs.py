@@ -16,15 +16,23 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 
-def _option(args: list[str], option: str, allowed) -> str | None:
+def _given(args: list[str], option: str) -> str | None:
     """The value of ``option X`` or ``option=X`` among a launched program's ``args`` (click
-    takes both), the first that is one of ``allowed``; None where none is."""
+    takes both), the last one given, as click and argparse take a repeated option (s45
+    tester F10: the first was read); None where it is not given."""
+    given = None
     for k, word in enumerate(args):
-        given = args[k + 1] if word == option and k + 1 < len(args) else \
-            word[len(option) + 1:] if word.startswith(option + "=") else None
-        if given in allowed:
-            return given
-    return None
+        if word == option and k + 1 < len(args):
+            given = args[k + 1]
+        elif word.startswith(option + "="):
+            given = word[len(option) + 1:]
+    return given
+
+
+def _option(args: list[str], option: str, allowed) -> str | None:
+    """:func:`_given`'s value where it is one of ``allowed``, else None."""
+    given = _given(args, option)
+    return given if given in allowed else None
 
 
 def _variable(script: "JobScript", launch: "Launch | None", name: str,
@@ -45,10 +53,17 @@ def _variable(script: "JobScript", launch: "Launch | None", name: str,
 
 def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
     """(precision, whether the script says it): ``--precision X`` / ``--precision=X``, or
-    HPCDS1MPI_PRECISION set on the launch line or before it (:func:`_variable`)."""
-    given = _option(launch.args, "--precision", PRECISIONS) if launch is not None else None
-    if given is not None:
+    HPCDS1MPI_PRECISION set on the launch line or before it (:func:`_variable`). A value
+    ``run --precision`` would refuse (``single``, ``FP32``) is said, with fp64 read, in a note
+    naming it: the script does say a precision, one not read (s45 tester F10)."""
+    given = _given(launch.args, "--precision") if launch is not None else None
+    if given in PRECISIONS:
         return given, True
+    if given is not None:
+        script.note(f"line {launch.line}: --precision {given} is not a precision hpcds1mpi "
+                    f"knows ({', '.join(PRECISIONS)}, the spellings `hpcds1mpi run --precision` "
+                    "takes); fp64 assumed")
+        return "fp64", True
     env = _variable(script, launch, "HPCDS1MPI_PRECISION", PRECISIONS)
     return (env[0], True) if env else ("fp64", False)
 

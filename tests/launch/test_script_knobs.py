@@ -36,7 +36,7 @@ def test_the_device_where_the_measured_command_has_it():
     ("srun hpcds1mpi run gemm --size 8 --precision bf16\n", ("bf16", True)),
     ("HPCDS1MPI_PRECISION=fp32 srun ./app 8\n", ("fp32", True)),
     ("export HPCDS1MPI_PRECISION=bf16\nsrun ./app 8\n", ("bf16", True)),
-    ("srun ./app --precision fp16 8\n", ("fp64", False)),  # none hpcds1mpi sweeps
+    ("srun ./app --precision fp16 8\n", ("fp64", True)),  # said, not swept: a note (F10)
     ("srun ./app 8\n", ("fp64", False)),
 ])
 def test_the_programs_precision_is_one_hpcds1mpi_sweeps(line, precision):
@@ -68,3 +68,31 @@ def test_the_precision_is_read_by_the_devices_rule(text, precision):
 
     script = read_script("#SBATCH -N 1\n" + text)
     assert precision_of(script, script.launch) == precision
+
+
+@pytest.mark.parametrize("args, given", [
+    ("--precision single", "single"), ("--precision=float32", "float32"),
+    ("--precision=FP32", "FP32"), ("--precision fp16", "fp16"),
+])
+def test_a_precision_hpcds1mpi_does_not_know_is_named_not_called_unsaid(args, given):
+    """s45 tester F10: ``--precision single`` was "the script does not say the precision";
+    it says one, in a spelling ``hpcds1mpi run --precision`` (the same list) refuses."""
+    from hpcds1mpi.commands.run import command
+    from hpcds1mpi.config import PRECISIONS
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script(f"#SBATCH -N 1\nsrun ./app {args} 8\n")
+    assert precision_of(script, script.launch) == ("fp64", True)
+    assert any(f"--precision {given} is not a precision hpcds1mpi knows" in n
+               for n in script.notes)
+    choice = next(p.type for p in command.params if p.name == "precision")
+    assert list(choice.choices) == list(PRECISIONS)
+
+
+def test_a_repeated_precision_option_takes_its_last_value():
+    """s45 tester F10: ``--precision=fp64 --precision fp32`` was read as fp64; click and
+    argparse take the last."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\nsrun ./app --precision=fp64 --precision fp32 8\n")
+    assert precision_of(script, script.launch) == ("fp32", True)
