@@ -164,6 +164,9 @@ class JobScript:
     #: (set by advise's launch check, read by ``--rewrite``; s32 tester U5).
     srun_mpi_fix: str | None = None
     noted: set[str] = field(default_factory=set, repr=False)
+    #: (name, text offset) of each ``unset NAME``: what a setting before it no longer gives
+    #: a launch after it (s45 tester F4).
+    unsets: list[tuple[str, int]] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once; past :data:`MAX_NOTES`, one line says the rest were left out."""

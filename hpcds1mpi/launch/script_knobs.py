@@ -35,20 +35,56 @@ def _option(args: list[str], option: str, allowed) -> str | None:
     return given if given in allowed else None
 
 
+def _inherits(launch: "Launch", name: str) -> bool:
+    """Whether the script's own ``name`` reaches ``launch``'s program: not where an ``env
+    -u NAME`` / ``env -i`` before it removes it, nor where ``srun --export=NONE`` (or
+    ``NIL``) passes none but the variables it names (s45 tester F4)."""
+    if launch.wrapper_cleared or name in launch.wrapper_unset:
+        return False
+    export = launch.options.get("export") if launch.kind == "slurm" else None
+    items = (export.value or "").split(",") if export is not None else []
+    return not {"NONE", "NIL"} & set(items) or name in items
+
+
 def _variable(script: "JobScript", launch: "Launch | None", name: str,
               allowed) -> tuple[str, int] | None:
     """(value, line) of the variable ``name`` the launched program sees: set on its launch
     line, else the script's last setting at or before that line (one after it never reaches
-    the program: s45 tester C2); every setting counts where there is no launch line."""
+    the program: s45 tester C2) that no ``unset`` after it removes and that the launch passes
+    on (:func:`_inherits`, s45 tester F4); every setting counts where there is no launch
+    line. An assignment without ``export`` counts, as OMP_NUM_THREADS's does: the variable
+    may be in the environment sbatch passes."""
     if launch is not None:
         env = launch.env.get(name)
         if env and env[0] in allowed:
             return env[0], env[1].line
+        if not _inherits(launch, name):
+            return None
+    end = len(script.text) if launch is None else launch.span[0]
     settings = script.settings if launch is None else script.settings_before(launch)
     for s in reversed(settings):  # a subshell's closed before the launch left out (s45 S1)
-        if s.name == name and s.resolved in allowed:
+        if s.name != name:
+            continue
+        if any(n == name and s.value_span[0] < at < end for n, at in script.unsets):
+            return None
+        if s.resolved in allowed:
             return s.resolved, s.line
     return None
+
+
+def _own_run(launch: "Launch | None") -> bool:
+    """Whether ``launch`` runs ``hpcds1mpi run``, which reads its device and precision from
+    its options alone, never from HPCDS1MPI_DEVICE / _PRECISION (s45 tester F4)."""
+    at = own_command_at(launch) if launch is not None else None
+    return at is not None and launch_words(launch)[at + 1:at + 2] == ["run"]
+
+
+def _unread(script: "JobScript", launch: "Launch", name: str, allowed, default: str) -> None:
+    """Note a ``name`` the script sets for an ``hpcds1mpi run`` that does not read it."""
+    if env := _variable(script, launch, name, allowed):
+        option = name.rsplit("_", 1)[1].lower()
+        script.note(f"line {env[1]}: {name}={env[0]} is not read by hpcds1mpi run (only its "
+                    f"--{option}): it runs {default}; pass --{option} {env[0]} to run that")
 
 
 def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, bool]:
@@ -64,6 +100,9 @@ def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, boo
                     f"knows ({', '.join(PRECISIONS)}, the spellings `hpcds1mpi run --precision` "
                     "takes); fp64 assumed")
         return "fp64", True
+    if _own_run(launch):
+        _unread(script, launch, "HPCDS1MPI_PRECISION", PRECISIONS, "fp64")
+        return "fp64", False
     env = _variable(script, launch, "HPCDS1MPI_PRECISION", PRECISIONS)
     return (env[0], True) if env else ("fp64", False)
 
@@ -86,10 +125,10 @@ def device_of(script: "JobScript", launch: "Launch | None") -> tuple[str | None,
         hits = placeholder_words(launch, script.command, "device", "|".join(DEVICES))
         if len({m.group(1) for _, m in hits}) == 1:
             return hits[0][1].group(1), f"line {launch.line}: {launch_words(launch)[hits[0][0]]}"
+    if _own_run(launch):  # past a container or profiler too (s42 tester F8)
+        _unread(script, launch, "HPCDS1MPI_DEVICE", DEVICES, "cpu")
+        return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"
     env = _variable(script, launch, "HPCDS1MPI_DEVICE", DEVICES)
     if env:
         return env[0], f"line {env[1]}: HPCDS1MPI_DEVICE={env[0]}"
-    at = own_command_at(launch)  # past a container or profiler too (s42 tester F8)
-    if at is not None and launch_words(launch)[at + 1:at + 2] == ["run"]:
-        return "cpu", f"line {launch.line}: hpcds1mpi run without --device (its default cpu)"
     return None, ""

@@ -300,6 +300,8 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 name, value = command[1].text, command[2]
                 _assign(script, scope, budget, Setting(name, value.text, None, number,
                                                        (value.start, value.end)), subshells)
+            elif command[0].raw == "unset" and "-f" not in [w.raw for w in command]:
+                script.unsets += [(w.text, w.start) for w in command[1:] if w.raw[:1] != "-"]
             elif launcher_kind(command[0].text) is not None and not starts_no_ranks(
                     [w.text for w in command]):  # `mpirun --version` is set-up (s42 F3)
                 launch = _launch(script, command, prefix, number, last, scope, budget)

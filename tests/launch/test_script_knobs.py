@@ -96,3 +96,55 @@ def test_a_repeated_precision_option_takes_its_last_value():
 
     script = read_script("#SBATCH -N 1\nsrun ./app --precision=fp64 --precision fp32 8\n")
     assert precision_of(script, script.launch) == ("fp32", True)
+
+
+@pytest.mark.parametrize("text", [
+    "export HPCDS1MPI_PRECISION=fp32\nunset HPCDS1MPI_PRECISION\nsrun ./app 8\n",
+    "export HPCDS1MPI_PRECISION=fp32\nsrun --export=NONE ./app 8\n",
+    "export HPCDS1MPI_PRECISION=fp32\nsrun env -u HPCDS1MPI_PRECISION ./app 8\n",
+    "export HPCDS1MPI_PRECISION=fp32\nsrun env -i ./app 8\n",
+])
+def test_a_precision_variable_the_launch_never_gets_is_not_read(text):
+    """s45 tester F4 (q2-q4): an ``unset``, ``srun --export=NONE`` or ``env -u`` takes the
+    variable from the program, which ran fp64; advise read fp32."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\n" + text)
+    assert precision_of(script, script.launch) == ("fp64", False)
+
+
+@pytest.mark.parametrize("text, precision", [
+    # not exported: read, as OMP_NUM_THREADS is (sbatch may pass the variable already)
+    ("HPCDS1MPI_PRECISION=fp32\nsrun ./app 8\n", ("fp32", True)),
+    ("export HPCDS1MPI_PRECISION=fp32\nsrun --export=ALL ./app 8\n", ("fp32", True)),
+    ("export HPCDS1MPI_PRECISION=fp32\nsrun --export=NONE,HPCDS1MPI_PRECISION ./app 8\n",
+     ("fp32", True)),
+    ("srun --export=NONE,HPCDS1MPI_PRECISION=bf16 ./app 8\n", ("bf16", True)),
+    ("unset HPCDS1MPI_PRECISION\nexport HPCDS1MPI_PRECISION=fp32\nsrun ./app 8\n",
+     ("fp32", True)),
+    ("export HPCDS1MPI_PRECISION=fp32\nsrun ./app 8\nunset HPCDS1MPI_PRECISION\n",
+     ("fp32", True)),
+])
+def test_a_precision_variable_that_reaches_the_launch_is_still_read(text, precision):
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\n" + text)
+    assert precision_of(script, script.launch) == precision
+
+
+@pytest.mark.parametrize("text", [
+    "HPCDS1MPI_PRECISION=fp32 HPCDS1MPI_DEVICE=gpu srun hpcds1mpi run stencil --size 128\n",
+    "export HPCDS1MPI_PRECISION=fp32\nexport HPCDS1MPI_DEVICE=gpu\n"
+    "srun hpcds1mpi run stencil --size 128\n",
+])
+def test_hpcds1mpi_run_reads_neither_variable(text):
+    """s45 tester F4 (p3): ``hpcds1mpi run`` runs fp64 on the CPU whatever
+    HPCDS1MPI_PRECISION / _DEVICE say; advise read fp32 (and refused a GPU job)."""
+    from hpcds1mpi.launch.script_knobs import device_of, precision_of
+
+    script = read_script("#SBATCH -N 1\n" + text)
+    assert precision_of(script, script.launch) == ("fp64", False)
+    assert device_of(script, script.launch)[0] == "cpu"
+    assert any("HPCDS1MPI_PRECISION=fp32 is not read by hpcds1mpi run" in n
+               for n in script.notes)
+    assert any("HPCDS1MPI_DEVICE=gpu is not read by hpcds1mpi run" in n for n in script.notes)
