@@ -91,7 +91,8 @@ class Launch:
 class Setting:
     """A variable the script assigns (``X=1``, ``export X=1``) and where its value is.
 
-    ``subshell``: for one made in a subshell (``( export X=8; ./prep )``), (the place in the
+    ``subshell``: for one made in a subshell (``( export X=8; ./prep )``, a pipeline stage,
+    ``X=8 &``, ``{ ...; } &``: s45 tester F3), (the place in the
     script's assignments of the one of its name it hid, -1 for none, the text offset of the
     subshell's closing ``)``, where it ends); None for the script's own, and in a subshell
     not closed.
@@ -190,8 +191,8 @@ class JobScript:
         """The script's assignments on ``launch``'s line or before it that still hold at the
         launch; without one, those on ``line`` or before (the script's end by default) that
         hold at its start. A subshell's end with it (``( export OMP_NUM_THREADS=8; ./prep
-        )`` sets none for a later ``srun``, s45 S1): the one rule of every reader of what a
-        launch inherits."""
+        )`` sets none for a later ``srun``, s45 S1; nor does a pipeline stage or a background
+        job, s45 tester F3): the one rule of every reader of what a launch inherits."""
         if launch is not None:
             line, at = launch.line, launch.span[0]
         else:

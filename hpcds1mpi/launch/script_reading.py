@@ -158,16 +158,17 @@ def _logical(lines, k: int):
 
 def _commands(tokens: list[Word]):
     """Simple commands of a line's words (split at ; | && || &, redirections dropped), each
-    with its standard-input redirection as written ("" for none)."""
+    with its standard-input redirection as written ("" for none) and the separators before
+    and after it ("" for none: a pipe's stages are subshells, s45 tester F3)."""
     current: list[Word] = []
-    stdin, target = "", None  # target: whose redirection the next word is the target of
+    stdin, target, before = "", None, ""  # target: whose redirection the next word is for
     for word in tokens:
         if target is not None:
             stdin += f" {word.raw}" if target == "stdin" else ""
             target = None
         elif word.raw in SHELL_STOP:
-            yield current, stdin
-            current, stdin = [], ""
+            yield current, stdin, before, word.raw
+            current, stdin, before = [], "", word.raw
         elif REDIRECT_RE.match(word.raw):
             reads = re.match(r"0?<", word.raw)
             stdin = word.raw if reads else stdin
@@ -175,7 +176,7 @@ def _commands(tokens: list[Word]):
                 target = "stdin" if reads else "other"
         else:
             current.append(word)
-    yield current, stdin
+    yield current, stdin, before, ""
 
 
 def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: int,
@@ -269,10 +270,12 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
-        for command, stdin in _commands(line := words(cut, lines[number - 1][1], shell=True)):
+        for command, stdin, before, after in _commands(
+                line := words(cut, lines[number - 1][1], shell=True)):
             opened, closed = subshell_edges(command)
             subshells.enter(opened, script.settings)
-            end = command[-1].end if command else 0
+            subshells.start(command, before, after, script.settings)
+            end, whole = (command[-1].end if command else 0), command
             command = body_words(command)  # `f() { srun ..; }`, `f() (srun ..)`
             while command and command[0].raw in ("then", "do", "else", "{", "exec",
                                                   "command", "export", "declare", "local",
@@ -309,6 +312,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 launch.in_loop = loops > 0
                 launch.stdin, launch.then = stdin, commands_after(line, command[-1])
                 script.launches.append(launch)
+            subshells.finish(whole, after, scope, script.settings, end)
             subshells.leave(closed, scope, script.settings, end)
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number

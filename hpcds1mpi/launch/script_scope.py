@@ -73,21 +73,75 @@ class ScopeView(Mapping):
         return sum(1 for _ in self)
 
 
+#: The words that open a compound command and those that close one: bash runs the whole in a
+#: subshell where it is a pipeline stage or runs in the background (``{ ...; } &``, ``echo 2
+#: | while read n; do ...; done``: s45 tester F3). ``case`` is left out: its patterns' ``)``
+#: would read as subshell closers inside it.
+OPENERS = ("{", "while", "until", "for", "select", "if")
+CLOSERS = ("}", "done", "fi")
+#: The separators that make the commands beside them subshells: a pipe's stages (every one,
+#: as bash runs them without lastpipe) and what ``&`` sends to the background.
+PIPES = ("|", "|&")
+APART = PIPES + ("&",)
+
+
+def _head(command: list) -> str:
+    """The word that tells whether a simple command ``command`` (shell words) opens or closes
+    a compound one: ``{`` for a function's head with its body opened (``run_sim() {``), else
+    its first word past a subshell's ``(``."""
+    from hpcds1mpi.launch.shell_functions import definition_head, subshell_words
+
+    head = definition_head([w.raw for w in command])
+    if head and head[2] == "{":
+        return "{"
+    words = subshell_words(command)
+    return words[0].raw if words else ""
+
+
 class Subshells:
     """The subshells open where the script reader is, so that each one's assignments end with
     it, as bash's do (s45 S1: ``( export OMP_NUM_THREADS=8; ./prep )`` had set the threads of
-    the ``srun`` after it). Per open subshell: how many of the script's assignments came
-    before it, and for each name it assigns, the value and the assignment (its place in the
-    script's list, -1 for none) it had before, kept at its first assignment there: leaving
-    costs what the subshell assigned, not the whole scope."""
+    the ``srun`` after it; s45 tester F3: a pipeline stage, ``X=2 &``, ``{ ...; } &``). Per
+    open subshell: how many of the script's assignments came before it, for each name it
+    assigns the value and the assignment (its place in the script's list, -1 for none) it had
+    before, kept at its first assignment there — leaving costs what the subshell assigned, not
+    the whole scope —, and its kind: ``(``; ``{`` for a compound command, a subshell only if
+    it closes before ``|`` or ``&``; ``|`` for one that a pipe opened; ``&`` for one simple
+    command apart."""
 
     def __init__(self) -> None:
-        self._open: list[tuple[int, dict[str, tuple[str | None, int]]]] = []
+        self._open: list[tuple[int, dict[str, tuple[str | None, int]], str]] = []
         self._last: dict[str, int] = {}  # name -> the place of its assignment that holds
 
     def enter(self, times: int, settings: list) -> None:
         """``times`` subshells open (before the command that opens them runs)."""
-        self._open.extend((len(settings), {}) for _ in range(times))
+        self._open.extend((len(settings), {}, "(") for _ in range(times))
+
+    def start(self, command: list, before: str, after: str, settings: list) -> None:
+        """Before simple command ``command`` (shell words; ``before`` / ``after`` the separators
+        around it, "" for none) runs: a compound command it opens starts a frame; a simple one
+        that is a pipeline stage or runs in the background is a subshell of its own."""
+        head = _head(command)
+        if head in OPENERS:
+            self._open.append((len(settings), {}, "|" if before in PIPES else "{"))
+        elif head not in CLOSERS and (before in PIPES or after in APART):
+            self._open.append((len(settings), {}, "&"))
+
+    def finish(self, command: list, after: str, scope: dict, settings: list, at: int) -> None:
+        """After simple command ``command`` (ending at text offset ``at``) ran: a subshell of
+        its own ends; a compound command it closes ends as a subshell where a pipe opened it
+        or ``|`` / ``&`` follows it, else its frame's record joins the one around it."""
+        head, kind = _head(command), self._open[-1][2] if self._open else ""
+        if kind == "&" and head not in OPENERS + CLOSERS:
+            self._leave(scope, settings, at)
+        elif head in CLOSERS and kind in ("{", "|"):
+            if kind == "|" or after in APART:
+                self._leave(scope, settings, at)
+            else:
+                _, before, _ = self._open.pop()
+                if self._open:  # what the one around it gets back, should it be a subshell
+                    for name, was in before.items():
+                        self._open[-1][1].setdefault(name, was)
 
     def assigned(self, scope: dict, name: str, place: int) -> None:
         """The script assigns ``name`` (its assignment ``place`` in the list), ``scope`` as
@@ -101,13 +155,19 @@ class Subshells:
         changed, and the assignments made in them end there, each naming the one it hid
         (:class:`~hpcds1mpi.launch.job_script.Setting`'s ``subshell``). A closer with none
         open here (a ``case`` pattern's ``)``) changes nothing."""
-        for _ in range(min(times, len(self._open))):
-            count, before = self._open.pop()
-            for name, (value, place) in before.items():
-                if value is None:
-                    scope.pop(name, None)
-                else:
-                    scope[name] = value
-                self._last[name] = place
-            for setting in settings[count:]:
-                setting.subshell = setting.subshell or (before[setting.name][1], at)
+        for _ in range(times):
+            if not self._open or self._open[-1][2] != "(":
+                return  # a closer inside a compound command is none of its frame's
+            self._leave(scope, settings, at)
+
+    def _leave(self, scope: dict, settings: list, at: int) -> None:
+        """The innermost subshell ends at text offset ``at`` (:meth:`leave`)."""
+        count, before, _ = self._open.pop()
+        for name, (value, place) in before.items():
+            if value is None:
+                scope.pop(name, None)
+            else:
+                scope[name] = value
+            self._last[name] = place
+        for setting in settings[count:]:
+            setting.subshell = setting.subshell or (before[setting.name][1], at)

@@ -3,6 +3,8 @@ the name, and asking every launch line of a long script costs time linear in the
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.launch.script_reading import read_script
 from tests.scaling import assert_linear, best_seconds
 
@@ -60,3 +62,52 @@ def test_asking_launches_after_many_subshells_takes_time_linear_in_the_script():
         return best_seconds(ask)
 
     assert_linear(seconds, 2_000)
+
+
+@pytest.mark.parametrize("body", [
+    "{ export OMP_NUM_THREADS=2; ./prep; } &\nwait\n",  # the tester's u1
+    "export OMP_NUM_THREADS=2 &\nwait\n",  # u1d
+    "{\n  export OMP_NUM_THREADS=2\n  ./prep\n} &\nwait\n",  # u1f
+    "echo x | export OMP_NUM_THREADS=2\n",  # p8
+    "export OMP_NUM_THREADS=2 | tee log\n",
+    "echo 2 | while read n; do export OMP_NUM_THREADS=$n; done\n",  # u2
+    "echo 2 | while read n\ndo\n  export OMP_NUM_THREADS=2\ndone\n",
+    "for n in 2; do export OMP_NUM_THREADS=$n; done | tee log\n",
+    "if true; then export OMP_NUM_THREADS=2; fi &\n",
+    "(while read n; do export OMP_NUM_THREADS=2; done) < list\n",
+])
+def test_a_background_job_or_a_pipeline_stage_is_a_subshell(body):
+    """s45 tester F3: bash runs ``cmd &``, ``{ ...; } &`` and every stage of a pipeline in a
+    subshell; their assignments were read as the script's own, for the launch after them
+    and for ``--rewrite`` (which edited the export inside the background group)."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n" + body
+                         + "srun ./app\n")
+    launch = script.launches[-1]
+    assert launch.scope["OMP_NUM_THREADS"] == "1"
+    before = [s for s in script.settings_before(launch) if s.name == "OMP_NUM_THREADS"]
+    assert [s.line for s in before] == [3] and script.threads == 1
+    assert script.scope["OMP_NUM_THREADS"] == "1"
+
+
+@pytest.mark.parametrize("body, threads", [
+    ("{ export OMP_NUM_THREADS=2; ./prep; }\n", "2"),  # a group of the script's own
+    ("{ export OMP_NUM_THREADS=2; ./prep; } > log 2>&1\n", "2"),
+    ("for n in 2; do export OMP_NUM_THREADS=2; done\n", "2"),
+    ("if true; then export OMP_NUM_THREADS=2; fi\n", "2"),
+    ("setup() {\n  export OMP_NUM_THREADS=2\n}\n", "2"),  # read in place, as before
+    ("./prep && export OMP_NUM_THREADS=2\n", "2"),
+    ("./prep &\nexport OMP_NUM_THREADS=2\n", "2"),
+    ("case $1 in\n  a) export OMP_NUM_THREADS=3 ;;\nesac\n{ export OMP_NUM_THREADS=2; }\n",
+     "2"),
+    ("(export OMP_NUM_THREADS=3; for n in 2; do export OMP_NUM_THREADS=2; done)\n", "1"),
+])
+def test_a_group_of_the_scripts_own_still_sets_its_variables(body, threads):
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n" + body
+                         + "srun ./app\n")
+    assert script.launches[-1].scope["OMP_NUM_THREADS"] == threads
+
+
+def test_a_launch_inside_a_background_group_sees_the_groups_variables():
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n"
+                         "{ export OMP_NUM_THREADS=2; srun ./app; } | tee log\nsrun ./app\n")
+    assert [launch.scope["OMP_NUM_THREADS"] for launch in script.launches] == ["2", "1"]
