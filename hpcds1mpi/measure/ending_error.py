@@ -17,6 +17,9 @@ log lines, Open MPI's help text, a runtime's trailer), and so are runtime notes 
 every exit (:data:`RUNTIME_NOTE`: gfortran's "Note: The following floating-point exceptions
 are signalling", Elk's stderr under its error).
 
+A last line giving a cause and then that the program stops (MOCASSIN's "!out_in: can't open
+file input/input.in - terminating", :data:`CAUSE_THEN_QUIT`, s45 tester E1) is such an ending too.
+
 An error stated mid-run and then an abort of the program's own (GARLI with a fixed
 ``randseed``: every rank prints "ERROR: You cannot specify a random number seed with the MPI
 version. ..." and then "***process 0 aborted run 0 at ...", its closing lines after, and exits
@@ -90,6 +93,9 @@ def ending_error(stdout: str, stderr: str) -> str:
                 return clipped(printable(said, keep="\t"), 300)
         if (quit_ := QUIT_LINE.search(kept[end])) and not counts_none(kept[end][:quit_.start()]):
             return clipped(printable(kept[end], keep="\t"), 300)
+        if (cause := CAUSE_THEN_QUIT.search(kept[end])) and \
+                not counts_none(kept[end][:cause.start()]):
+            return clipped(printable(kept[end], keep="\t"), 300)
     return ""
 
 
@@ -103,6 +109,20 @@ def ending_error(stdout: str, stderr: str) -> str:
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
+
+#: A last line giving a cause and then that the program stops: MOCASSIN's " !out_in: can't
+#: open file input/input.in - terminating" and " !output directory output/ doesn't exist -
+#: terminating" under an exit 0 (s45 tester E1), "config.yml not found, exiting.", "cannot
+#: read mesh; giving up". Both are needed: "terminating workers", "Exiting normally" or
+#: "Done, exiting" end good runs, and so do a count of none before the cause ("Summary: 0
+#: files not found, exiting", as for :data:`QUIT_LINE`) and a stop that did not happen
+#: ("cannot open log, not stopping", "without exiting").
+CAUSE_THEN_QUIT = re.compile(
+    r"\b(?:can['\u2019]?t|cannot|can\s+not|could\s*n[o'\u2019]?t|unable\s+to|not\s+found|"
+    r"does\s*n[o'\u2019]?t\s+exist|does\s+not\s+exist|no\s+such\s+file)\b"
+    r".*?(?<![\w-])(?<!not )(?<!never )(?<!without )(?<!before )(?<!avoid )(?<!to )"
+    r"(?<!will )(?<!would )(?<!may )(?:terminat(?:ing|ed)|exiting|stopping|giving\s+up)"
+    r"\s*[.!]*\s*$", re.IGNORECASE)
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

@@ -197,3 +197,33 @@ def test_an_id_of_zero_or_a_count_of_some_before_aborted_is_failed(last):
     the line as a count, so these bad runs were kept ok."""
     assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
         "failed", f"exit 0, but the program ended with: {last}")
+
+
+@pytest.mark.parametrize("name, line", [
+    ("mocassin-missing-input.stdout", "!out_in: can't open file input/input.in - terminating"),
+    ("mocassin-no-output-dir.stdout", "!output directory output/ doesn't exist - terminating"),
+])
+def test_mocassin_stopping_on_a_missing_file_under_exit_0_is_failed(name, line):
+    """Was (s45 tester E1): stored ok at a sixth of a real run's time, and recommended."""
+    result = {**BASE, "stdout": (OUTPUTS / name).read_text()}
+    assert classify(result, 60) == ("failed", f"exit 0, but the program ended with: {line}")
+
+
+@pytest.mark.parametrize("last", [
+    "config.yml not found, exiting.", "cannot read mesh; giving up",
+    "Could not open x.dat. Stopping!",
+    "unable to allocate 4 GB - terminated", "restart.chk: no such file, exiting",
+])
+def test_a_last_line_with_a_cause_then_a_stop_is_failed(last):
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == (
+        "failed", f"exit 0, but the program ended with: {last}")
+
+
+@pytest.mark.parametrize("last", [
+    "terminating workers", "Exiting normally", "Done, exiting", "all done - terminating",
+    "Summary: 0 files not found, exiting", "cannot open log, not stopping",
+    "x.dat not found, using defaults", "continuing without exiting", "strings are null-terminated",
+    "can't open x.dat - terminating workers",
+])
+def test_a_stop_without_a_cause_or_a_cause_without_a_stop_stays_ok(last):
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == ("ok", "")
