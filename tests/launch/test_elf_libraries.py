@@ -140,3 +140,41 @@ def test_a_truncated_elf_file_is_no_elf_not_a_traceback(tmp_path):
         assert elf_dynamic(str(cut)) is None or isinstance(elf_dynamic(str(cut)), dict)
         elf_needed(str(cut))
         assert launcher_file_family(str(cut)) is None
+
+
+def test_an_mpi_past_the_64th_library_is_found_and_srun_pmi2_warned(tmp_path):
+    """Was (s45 tester E5): pvbatch reaches Debian's libmpi.so.40 as its 150th library; the
+    walk stopped reading files at 64, so advise's srun check had the family but not the file
+    ("its libmpi not found"): a note where the job aborts in MPI_Init."""
+    from hpcds1mpi.launch.script_reading import read_script
+    from tests.helpers import system_program
+
+    system_program("mpirun.openmpi")  # Debian's Open MPI: no Slurm PMI component
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc not installed")
+    lib = tmp_path / "lib"
+    lib.mkdir()
+
+    def cc(*args):
+        subprocess.run(["gcc", *args], check=True, capture_output=True, cwd=tmp_path)
+
+    (tmp_path / "solver.c").write_text("int solve(void) { return 0; }\n")
+    cc("-shared", "-fPIC", "-Wl,-soname,libsolver.so", "-o", "lib/libsolver.so", "solver.c",
+       "-Wl,--no-as-needed", "-l:libmpi.so.40")  # the system's, found as the loader would
+    (tmp_path / "stub.c").write_text("int stub(void) { return 0; }\n")
+    cc("-shared", "-fPIC", "-o", "lib/libstub00.so", "stub.c")  # no soname: NEEDED its name
+    stubs = [f"libstub{i:02d}.so" for i in range(70)]
+    for name in stubs[1:]:
+        shutil.copy(lib / "libstub00.so", lib / name)
+    (tmp_path / "app.c").write_text("int solve(void);\nint main(void) { return solve(); }\n")
+    cc("-o", "app", "app.c", "-Llib", "-Wl,--no-as-needed", "-l:libsolver.so",
+       *[f"-l:{name}" for name in stubs], "-Wl,--enable-new-dtags,-rpath,$ORIGIN/lib")
+    app = str(tmp_path / "app")
+    files = {name: file for name, _, file in elf_libraries.needed_files(app)}
+    assert files["libstub69.so"] and files["libmpi.so.40"], files  # was None past 64 files
+    conf = tmp_path / "slurm.conf"
+    conf.write_text("MpiDefault=pmi2\n")
+    script = read_script(f"#SBATCH -N 1\nsrun {app}\n")
+    found = script_mpi_check.srun_fix(script, script.launches[-1], str(tmp_path),
+                                      {"PATH": os.environ["PATH"], "SLURM_CONF": str(conf)})
+    assert found and found[0] == "pmix" and "cannot wire up" in found[1], found
