@@ -11,7 +11,8 @@ The rule now, for any timer:
 * **Its resolution** (:func:`resolution`) is read from the text it printed: one unit of the
   last decimal printed (``0.1`` -> 0.1 s, ``12`` -> 1 s, ``1.25e-01`` -> 0.001 s); where
   :data:`QUANTUM_SEEN` or more values of one configuration all end in zeros past some decimal
-  (``1.000000``, ``2.000000``: whole seconds printed with ``%f``), that coarser quantum.
+  (``1.000000``, ``2.000000``: whole seconds printed with ``%f``), that coarser quantum. Of a
+  time in several units, its last field's (a clock's ``00:00:01``: 1 s; s45 tester E2).
 * **Coarse** (:func:`is_coarse`) is a resolution over :data:`COARSE_SHARE` (5 %) of the time:
   values printed one tick apart may then be the same within 5 %, and 5 % is what
   recommend's confidence counts as "as good as the best"
@@ -60,16 +61,37 @@ def _digits(text: str) -> tuple[int, int] | None:
     return printed, -zeros - exp
 
 
+#: The last field of a time in several units ("00:00:01", "1h 2m", "2m54.91s") and its unit.
+_LAST_FIELD = re.compile(r"(\d+(?:\.\d*)?)[ \t]*([a-z]*)$", re.IGNORECASE)
+#: Seconds per unit letter of that last field; a clock's (no letter) is seconds.
+_FIELD_SCALE = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def _read(text: str) -> tuple[float, int, int] | None:
+    """(seconds per unit, decimals printed, decimals not trailing zeros) of ``text``: of its
+    last field where it is a time in several units (a clock's "00:00:01" is read to its
+    seconds, 1 s, not as no number: s45 tester E2; "1h 2m" to its minutes), else of the
+    number (:func:`_digits`); None: no number."""
+    from hpcds1mpi.measure.compound_time import duration
+
+    if duration(text) is not None and (last := _LAST_FIELD.search(text.strip())):
+        digits, unit = _digits(last.group(1)), last.group(2)[:1].lower()
+        return (_FIELD_SCALE[unit], *digits) if digits and unit in _FIELD_SCALE else None
+    digits = _digits(text)
+    return None if digits is None else (1.0, *digits)
+
+
 def resolution(texts: list[str]) -> float:
     """The resolution in seconds of the timer that printed ``texts`` (one configuration's
     values, as ``--time-regex`` captured them): a unit of the finest decimal printed, or the
     coarser quantum that :data:`QUANTUM_SEEN` or more values all keep to; NaN: no number."""
-    read = [d for d in (_digits(t) for t in texts) if d is not None]
+    read = [d for d in (_read(t) for t in texts) if d is not None]
     if not read:
         return math.nan
-    printed = max(p for p, _ in read)
-    decimals = max(k for _, k in read) if len(read) >= QUANTUM_SEEN else printed
-    return 10.0 ** -min(printed, decimals)
+    finest = min(scale * 10.0 ** -printed for scale, printed, _ in read)
+    if len(read) < QUANTUM_SEEN:
+        return finest
+    return max(finest, min(scale * 10.0 ** -kept for scale, _, kept in read))
 
 
 def is_coarse(tick: float, seconds: float) -> bool:

@@ -100,3 +100,33 @@ def test_a_sweep_says_a_tenth_of_a_second_timer_is_coarse_and_stores_no_zero_noi
     runs = telemetry.read_runs(tmp_path / "nw.h5")
     assert list(runs["runtime_s"]) == [0.1, 0.1]
     assert list(runs["noise"]) == pytest.approx([1.0, 1.0])
+
+
+def test_a_clocks_resolution_is_its_last_fields_unit():
+    """Was (s45 tester E2): a clock ("00:00:01", MOCASSIN's run time) read no number, so its
+    resolution was NaN: never coarse, noise 0, "1 s (1 s-1 s), confidence 1.00"."""
+    assert resolution(["00:00:01"]) == resolution(["0:01:05"]) == 1.0
+    assert resolution(["1-02:03:04"]) == 1.0 and resolution(["0:02.35"]) == pytest.approx(0.01)
+    assert resolution(["1h 2m"]) == 60.0 and resolution(["2m54.91s"]) == pytest.approx(0.01)
+    assert coarse_noise([1.0] * 3, ["00:00:01"] * 3) == coarse_noise([1.0] * 3, ["1"] * 3) == 1.0
+    assert coarse_note("00:00:01", 4.5, "x").startswith(
+        "note: x read 00:00:01 s of a launch of 4.50 s wall time: the program's timer has 1-s "
+        "resolution, 100% of it")
+    assert coarse_note("0:01:05", 66.0, "x") == ""  # 1 s of 65 s: fine
+
+
+def test_a_sweep_reading_a_clock_says_its_timer_is_coarse(tmp_path):
+    """s45 tester E2: MOCASSIN's "total run time per processor  00:00:01 (HMS)"."""
+    program = tmp_path / "moc.sh"
+    program.write_text('#!/bin/sh\nsleep 0.7\necho " total run time per processor  00:00:01 '
+                       '(HMS)"\n')
+    program.chmod(0o755)
+    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", "moc",
+                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0",
+                    "--max-repeats", "2", "--no-progress", "--sizes", "1",
+                    "--time-regex", r"total run time per processor\s+(\S+)",
+                    "--out", str(tmp_path / "moc.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sum("1-s resolution" in ln for ln in proc.stderr.splitlines()) == 1, proc.stderr
+    runs = telemetry.read_runs(tmp_path / "moc.h5")
+    assert list(runs["runtime_s"]) == [1.0] and list(runs["noise"]) == [1.0]  # was 0.0
