@@ -14,10 +14,8 @@ from hpcds1mpi.launch import elf_libraries, script_mpi_check
 XDLU = "/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests/xdlu"
 
 
-@pytest.fixture
-def chain(tmp_path):
-    """app -> libsolver.so (found through app's RUNPATH $ORIGIN/lib) -> libmpi.so.40 (a stub
-    of Open MPI's soname beside it): an MPI reached only through another library."""
+def _compiler(tmp_path):
+    """(gcc run in ``tmp_path``, its ``lib`` folder, made); the test skips without gcc."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc not installed")
     lib = tmp_path / "lib"
@@ -26,6 +24,14 @@ def chain(tmp_path):
     def cc(*args):
         subprocess.run(["gcc", *args], check=True, capture_output=True, cwd=tmp_path)
 
+    return cc, lib
+
+
+@pytest.fixture
+def chain(tmp_path):
+    """app -> libsolver.so (found through app's RUNPATH $ORIGIN/lib) -> libmpi.so.40 (a stub
+    of Open MPI's soname beside it): an MPI reached only through another library."""
+    cc, lib = _compiler(tmp_path)
     (tmp_path / "mpi.c").write_text("int MPI_Init(void) { return 0; }\n")
     cc("-shared", "-fPIC", "-Wl,-soname,libmpi.so.40", "-o", "lib/libmpi.so.40", "mpi.c")
     (tmp_path / "solver.c").write_text("int MPI_Init(void);\n"
@@ -150,14 +156,7 @@ def test_an_mpi_past_the_64th_library_is_found_and_srun_pmi2_warned(tmp_path):
     from tests.helpers import system_program
 
     system_program("mpirun.openmpi")  # Debian's Open MPI: no Slurm PMI component
-    if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
-    lib = tmp_path / "lib"
-    lib.mkdir()
-
-    def cc(*args):
-        subprocess.run(["gcc", *args], check=True, capture_output=True, cwd=tmp_path)
-
+    cc, lib = _compiler(tmp_path)
     (tmp_path / "solver.c").write_text("int solve(void) { return 0; }\n")
     cc("-shared", "-fPIC", "-Wl,-soname,libsolver.so", "-o", "lib/libsolver.so", "solver.c",
        "-Wl,--no-as-needed", "-l:libmpi.so.40")  # the system's, found as the loader would

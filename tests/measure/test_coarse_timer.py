@@ -61,18 +61,25 @@ def test_a_fine_timers_repeats_of_one_printed_value_store_one_tick():
     assert tick_noise([0.47], ["0.47"]) is None and tick_noise([0.5, 0.5], []) is None
 
 
+def _sweep(tmp_path, label: str, body: str, regex: str, repeats: list[str], sizes: str):
+    """A sweep of the shell program ``body`` (at 1 rank, 1 thread) reading ``regex``; its
+    process, checked to have exited 0."""
+    program = tmp_path / f"{label}.sh"
+    program.write_text(f"#!/bin/sh\n{body}\n")
+    program.chmod(0o755)
+    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", label,
+                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0", *repeats,
+                    "--no-progress", "--sizes", sizes, "--time-regex", regex,
+                    "--out", str(tmp_path / f"{label}.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
 def test_a_sweep_says_once_that_a_whole_seconds_timer_is_coarse(tmp_path):
     """s35 tester A4: MrBayes's "Analysis completed in 1 seconds" was stored as runtime_s 1.0,
     noise 0.0, for a launch of 1.66 s, without a word."""
-    program = tmp_path / "mb.sh"
-    program.write_text('#!/bin/sh\nsleep 0.7\necho "      Analysis completed in 1 seconds"\n')
-    program.chmod(0o755)
-    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", "mb",
-                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0",
-                    "--max-repeats", "2", "--no-progress", "--sizes", "1,2",
-                    "--time-regex", r"Analysis completed in (\d+) seconds?",
-                    "--out", str(tmp_path / "mb.h5")], timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = _sweep(tmp_path, "mb", 'sleep 0.7\necho "      Analysis completed in 1 seconds"',
+                  r"Analysis completed in (\d+) seconds?", ["--max-repeats", "2"], "1,2")
     notes = [ln for ln in proc.stderr.splitlines() if "1-s resolution" in ln]
     assert len(notes) == 1, proc.stderr
     runs = telemetry.read_runs(tmp_path / "mb.h5")
@@ -84,17 +91,9 @@ def test_a_sweep_says_a_tenth_of_a_second_timer_is_coarse_and_stores_no_zero_noi
     """s37 tester G1: NWChem's `Total times  cpu: 0.1s  wall: 0.1s` was stored runtime_s 0.1,
     noise 0.0, for every configuration, without a word; recommend then answered "100 ms
     (100 ms-100 ms), confidence 1.00"."""
-    program = tmp_path / "nw.sh"
-    program.write_text('#!/bin/sh\nsleep 0.05\necho " Total times  cpu:        0.1s     '
-                       'wall:        0.1s"\n')
-    program.chmod(0o755)
-    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", "nw",
-                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0",
-                    "--min-repeats", "3", "--max-repeats", "3", "--no-progress",
-                    "--sizes", "1,2", "--time-regex",
-                    r"Total times\s+cpu:\s+\S+\s+wall:\s+([0-9.]+)s",
-                    "--out", str(tmp_path / "nw.h5")], timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = _sweep(tmp_path, "nw", 'sleep 0.05\necho " Total times  cpu:        0.1s     '
+                  'wall:        0.1s"', r"Total times\s+cpu:\s+\S+\s+wall:\s+([0-9.]+)s",
+                  ["--min-repeats", "3", "--max-repeats", "3"], "1,2")
     notes = [ln for ln in proc.stderr.splitlines() if "0.1-s resolution" in ln]
     assert len(notes) == 1 and "100% of it" in notes[0], proc.stderr
     runs = telemetry.read_runs(tmp_path / "nw.h5")
@@ -117,16 +116,8 @@ def test_a_clocks_resolution_is_its_last_fields_unit():
 
 def test_a_sweep_reading_a_clock_says_its_timer_is_coarse(tmp_path):
     """s45 tester E2: MOCASSIN's "total run time per processor  00:00:01 (HMS)"."""
-    program = tmp_path / "moc.sh"
-    program.write_text('#!/bin/sh\nsleep 0.7\necho " total run time per processor  00:00:01 '
-                       '(HMS)"\n')
-    program.chmod(0o755)
-    proc = run_cli(["sweep", "--command", f"{program} {{size}}", "--label", "moc",
-                    "--ranks-per-node", "1", "--threads", "1", "--min-time", "0",
-                    "--max-repeats", "2", "--no-progress", "--sizes", "1",
-                    "--time-regex", r"total run time per processor\s+(\S+)",
-                    "--out", str(tmp_path / "moc.h5")], timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    proc = _sweep(tmp_path, "moc", 'sleep 0.7\necho " total run time per processor  00:00:01 '
+                  '(HMS)"', r"total run time per processor\s+(\S+)", ["--max-repeats", "2"], "1")
     assert sum("1-s resolution" in ln for ln in proc.stderr.splitlines()) == 1, proc.stderr
     runs = telemetry.read_runs(tmp_path / "moc.h5")
     assert list(runs["runtime_s"]) == [1.0] and list(runs["noise"]) == [1.0]  # was 0.0
