@@ -51,7 +51,7 @@ def output_lines(stdout: str, stderr: str, number: int | None = None) -> str:
 def matched_lines(pattern, outputs: tuple[str, str], most: int = 2) -> list[str]:
     """The lines of ``outputs`` (stdout, stderr) in which ``pattern`` matched, one per match,
     at most ``most``; [] where the search runs out of time (no evidence either way)."""
-    from hpcds1mpi.measure.readings import MATCH_TIMEOUT_S
+    from hpcds1mpi.measure.regex_cost import MATCH_TIMEOUT_S
 
     text, lines = "\n".join(outputs), []
     try:

@@ -50,6 +50,7 @@ from dataclasses import dataclass, field
 from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
 from hpcds1mpi.measure.printable import clipped, printable
+from hpcds1mpi.measure.regex_cost import MATCH_TIMEOUT_S as REGEX_MATCH_TIMEOUT_S
 from hpcds1mpi.measure.time_units import over_wall_problem, past_the_wall, unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
 
@@ -65,11 +66,9 @@ WALL_FACTOR, SLACK_S = 1.5, 0.1
 FAIL = "fail"
 
 
-#: Longest one search of a program's output by a user's regex may take. A pattern such as
-#: ``(a|aa)+b`` backtracks without end on a few dozen characters, and Python's ``re`` cannot be
-#: stopped (a sweep spun until its walltime), so these patterns are compiled by the ``regex``
-#: package (re's syntax, kept by the author of re's own matcher), whose searches can be.
-MATCH_TIMEOUT_S = 5.0
+#: Longest one search of a program's output by a user's regex may take
+#: (:data:`~hpcds1mpi.measure.regex_cost.MATCH_TIMEOUT_S`, there for rank_count too).
+MATCH_TIMEOUT_S = REGEX_MATCH_TIMEOUT_S
 
 
 def compile_regex(text: str | None, option: str, example: str, group: bool = True):

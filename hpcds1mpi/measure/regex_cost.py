@@ -1,6 +1,6 @@
 """A user's regex proven cheap to compile before it is compiled.
 
-The ``regex`` package's searches can be timed out (``readings.MATCH_TIMEOUT_S``), its
+The ``regex`` package's searches can be timed out (:data:`MATCH_TIMEOUT_S`), its
 compiling cannot: it unrolls counted repeats, so ``(?:(?:(?:x{99}){99}){99}){99}``, 30
 characters, asks for ~10^8 nodes — gigabytes and an OOM kill on a shared login node, a
 MemoryError (HTTP 500) and a bloated worker in ``hpcds1mpi serve`` (s29 tester H1).
@@ -27,6 +27,12 @@ from __future__ import annotations
 import sys
 
 from hpcds1mpi.errors import ConfigError
+
+#: Longest one search of a program's output by a user's regex may take. A pattern such as
+#: ``(a|aa)+b`` backtracks without end on a few dozen characters, and Python's ``re`` cannot be
+#: stopped (a sweep spun until its walltime), so these patterns are compiled by the ``regex``
+#: package (re's syntax, kept by the author of re's own matcher), whose searches can be.
+MATCH_TIMEOUT_S = 5.0
 
 #: Longest pattern compiled; output-reading patterns are a few dozen characters (HPCC's result
 #: line: 50), and the service's fields stop at 200 already.
