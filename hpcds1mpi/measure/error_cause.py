@@ -70,11 +70,14 @@ REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|"
 #: ScaLAPACK's "need TOTMEM of at least 4863400" (s44 M3).
 NEED = re.compile(r"\b(needs?|requires?)((?: \w+){0,2}) at least \d+(?:\.\d+)?\b *([A-Za-z]*)",
                   re.IGNORECASE)
-#: A need of memory, disk or time, by its words or its number's unit: an estimate good runs
-#: print ("This calculation needs memory of at least 1200 MB", s44 review F2), no refusal.
-QUANTITY = re.compile(r"\b(mem\w*|ram|disk|storage|space|workspace|time|walltime)\b|"
-                      r"^([kKMGTP]i?B|[kKMGT]?bytes?|[kKMG]?words?|[KMG]W|s|secs?|seconds?|"
-                      r"mins?|minutes?|h|hrs?|hours?)$", re.IGNORECASE)
+#: A need of memory, disk or time, by its noun before "at least" ("needs memory of at least
+#: 1200 MB", an estimate good runs print, s44 review F2, no refusal) ...
+QUANTITY = re.compile(r"\b(mem\w*|ram|disk|storage|space|workspace|time|walltime)\b",
+                      re.IGNORECASE)
+#: ... or by its number's unit ("needs at least 1200 MB"); a noun right after the number is no
+#: unit: "requires at least 3 time levels", "2 space dimensions" are counts (s45 review RV2).
+UNIT = re.compile(r"^([kKMGTP]i?B|[kKMGT]?bytes?|[kKMG]?words?|[KMG]W|s|secs?|seconds?|"
+                  r"mins?|minutes?|h|hrs?|hours?)$", re.IGNORECASE)
 #: Words of a refusal, with which a need of a quantity is one: ScaLAPACK's "Unable to perform
 #: Hessenberg reduction: need TOTMEM of at least 4863400"; not one denied: "which does not
 #: exceed the 64 GB available", "to avoid failure" are a good run's estimates (s45 tester F6).
@@ -156,13 +159,13 @@ def error_line(text: str) -> bool:
 def refuses(text: str) -> bool:
     """Whether a line refuses the program's input or layout: :data:`REFUSED`, or a demand
     (:data:`NEED`) of a count ("this grid needs at least 3 levels"), or of a quantity
-    (:data:`QUANTITY`: memory, disk, time) with a refusal word on the line
+    (:data:`QUANTITY`, :data:`UNIT`: memory, disk, time) with a refusal word on the line
     (:data:`REFUSAL_WORD`)."""
     if REFUSED.search(text):
         return True
     need = NEED.search(text)
-    return bool(need) and (REFUSAL_WORD.search(text) is not None or not any(
-        QUANTITY.search(part) for part in (need.group(2), need.group(3)) if part))
+    return bool(need) and (REFUSAL_WORD.search(text) is not None or not (
+        QUANTITY.search(need.group(2)) or UNIT.match(need.group(3))))
 
 
 def names_cause(text: str) -> bool:

@@ -217,6 +217,18 @@ def test_an_estimate_of_memory_disk_or_time_needed_is_no_refusal(line):
 
 
 @pytest.mark.parametrize("line", [
+    "The integrator requires at least 3 time levels",
+    "Domain decomposition needs at least 2 space dimensions",
+    "Checkpointing requires at least 10 time steps", "needs at least 4 memory banks"])
+def test_a_count_of_things_named_after_a_quantity_is_a_refusal(line):
+    """s45 review RV2: the word right after the number ("3 time levels") had been read as a
+    need of time, and the refusal kept a run that did nothing ok."""
+    from hpcds1mpi.measure.error_cause import refuses
+
+    assert refuses(line) and names_cause(line)
+
+
+@pytest.mark.parametrize("line", [
     "chk.h5 not found, starting from scratch", "restart.chk not found; starting fresh",
     "checkpoint state.h5 not found: starting a new run", "cannot open tune.dat, falls back to "
     "defaults", "missing params.in, default values will be used"])

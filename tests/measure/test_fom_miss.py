@@ -106,6 +106,14 @@ def test_an_estimate_of_what_a_run_needs_is_no_failure(line):
     assert fom_miss_problem(readings, readings.read(f"{line}\nstep 1\nGflops: 3.2\n")) == ""
 
 
+def test_a_refused_count_of_time_levels_fails_the_run():
+    """s45 review RV2: "3 time levels" is a count of levels, no need of time."""
+    readings = Readings.of(fom_regex=r"GFLOPS: ([0-9.]+)")
+    out, err = "Reading input.dat\n", "The integrator requires at least 3 time levels\n"
+    assert fom_miss_problem(readings, readings.read(out, err), (out, err)).endswith(
+        "the program said: The integrator requires at least 3 time levels")
+
+
 @pytest.mark.mpi
 def test_a_sweep_keeps_a_run_that_went_on_from_a_missing_file_ok(tmp_path):
     """End to end: the sweep hands the launch's output to the rule (s44 review F1)."""
