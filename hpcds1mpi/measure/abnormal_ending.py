@@ -78,8 +78,13 @@ FAILED_RECOVERY = re.compile(
 #: A check's verdict that it passed, opening a line that names what it checked: a test suite's
 #: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
 #: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper
-#: case "PASS" only: "Pass 2 ended in error" is a pass of the program's own.
-CHECK_PASSED = re.compile(r"^\W*(?:(?i:passed|ok|succeeded|success)|PASS)\b")
+#: case "PASS" only: "Pass 2 ended in error" is a pass of the program's own. Only a verdict's
+#: shape (a colon, brackets, "ok N - "), and no second statement after it: "Passed 120 of 200
+#: steps; solver terminated abnormally", "OK so far; run ...", "Success: 3 of 4 ranks done;
+#: rank 3 terminated abnormally" say how this run ended (s45 review RV3).
+CHECK_PASSED = re.compile(r"^[\W_]*?(?:\[ *(?i:passed|ok|pass|succeeded|success) *\]|"
+                          r"(?:(?i:passed|succeeded|success)|PASS) *:|(?i:ok) +\d+ +- )"
+                          r"(?!.*?(?:;|\.\s+\w))")
 #: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots).
 _DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
 

@@ -149,6 +149,17 @@ def test_a_check_passed_naming_the_words_stays_ok(closing):
     assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
 
 
+@pytest.mark.parametrize("closing", [
+    "Passed 120 of 200 steps; solver terminated abnormally",
+    "Success: 3 of 4 ranks done; rank 3 terminated abnormally",
+    "OK so far; run terminated abnormally", "ok, run terminated abnormally"])
+def test_a_verdict_word_opening_how_this_run_ended_still_fails_the_run(closing):
+    """Was (s45 review RV3): any line opening with "passed", "ok" or "success" read as a
+    test suite's verdict, and a run that terminated abnormally stayed ok."""
+    assert exit_0_failure(f"step 120 energy nan\n{closing}\n", "") == (
+        f'exit 0, but the program said "{closing}"')
+
+
 def test_a_pass_of_the_programs_own_ending_badly_still_fails_the_run():
     assert exit_0_failure("step 1\nPass 2 ended in error\n", "") == (
         'exit 0, but the program said "Pass 2 ended in error"')
