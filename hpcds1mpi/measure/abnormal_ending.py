@@ -66,7 +66,8 @@ EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)
 #: program terminated abnormally", "failed to restart: ...", "error during recovery; ..."; s44
 #: review A1; "Could not restart from checkpoint", "Resume from checkpoint failed", "Restart
 #: not possible", s45 tester F7), not a note on another run. "from" only before a checkpoint:
-#: "Resuming from failed step 3" is a recovery from an earlier failure.
+#: "Resuming from failed step 3" is a recovery from an earlier failure. No two runs of spaces
+#: side by side: a long one made it quadratic, 500 s on a 100 kB line (s45 review RV4).
 FAILED_RECOVERY = re.compile(
     r"\b(?:restart|resum|recover)\w*(?:\s+(?!from\b|after\b)\w+){0,4}?\s+"
     r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible|errors?)\b"
@@ -74,7 +75,7 @@ FAILED_RECOVERY = re.compile(
     r"(?:checkpoint|restart|snapshot|dump|chk)\S*(?:\s+file)?\s+(?:\S+\s+)?"
     r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible)\b"
     r"|\b(?:fail(?:ed|s|ure)?|unable|cannot|can't|could(?:\s+not|n't)|errors?)\s+"
-    r"(?:to|in|during|while|on)?\s*(?:\w+\s+)?(?:restart|resum|recover)", re.IGNORECASE)
+    r"(?:(?:to|in|during|while|on)\s+)?(?:\w+\s+)?(?:restart|resum|recover)", re.IGNORECASE)
 #: A check's verdict that it passed, opening a line that names what it checked: a test suite's
 #: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
 #: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper
@@ -85,8 +86,9 @@ FAILED_RECOVERY = re.compile(
 CHECK_PASSED = re.compile(r"^[\W_]*?(?:\[ *(?i:passed|ok|pass|succeeded|success) *\]|"
                           r"(?:(?i:passed|succeeded|success)|PASS) *:|(?i:ok) +\d+ +- )"
                           r"(?!.*?(?:;|\.\s+\w))")
-#: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots).
-_DECORATION = re.compile(r"^[\W_]+|[\W_]+$")
+#: The decoration around a trailer's words (">>>>>  ...  <<<<<", "*** ... ***", dots); a run
+#: of it ending the line is tried from its start only (linear on long runs of spaces).
+_DECORATION = re.compile(r"^[\W_]+|(?<![\W_])[\W_]+$")
 
 
 def exit_0_failure(stdout: str, stderr: str) -> str:

@@ -62,7 +62,8 @@ ABSENT = re.compile(r"\bnon-?existing\b|\bnonexistent\b|\b(does|did) not exist\b
 #: PARSE**** too many errors" had beaten its "SYNTAX: missing include file nofile.i" (s44 M2).
 #: A demand of "at least N" is one too (:data:`NEED`, :func:`refuses`).
 REFUSED = re.compile(r"^(\w+: *)?halt(ed)?\b|"
-                     r"\billegal (value|argument|parameter|option)\b|\billegal \w+ *[(=:]? *-?\d|"
+                     r"\billegal (value|argument|parameter|option)\b|"
+                     r"\billegal \w+ *(?:[(=:] *)?-?\d|"
                      r"\bout of (range|bounds)\b|"
                      r"\btoo (small|large|few|many)\b(?! (errors?|warnings?|failures?)\b)",
                      re.IGNORECASE)
@@ -128,8 +129,9 @@ def restates(line: str, originals: list[str]) -> bool:
 #: that it started afresh without it: "chk.h5 not found, starting from scratch", a first run's
 #: missing checkpoint, had failed a good run under a missed --fom-regex (s44 review F1). Not
 #: where the line denies it: "cannot start from scratch", "no fallback", "fall back not
-#: possible" are a program that could not go on (s45 tester F6, :mod:`.negation`).
-WENT_ON = Unnegated(re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|"
+#: possible" are a program that could not go on (s45 tester F6, :mod:`.negation`). Its words'
+#: gaps are bounded: ".*" was quadratic on "using " x N (s45 review RV4).
+WENT_ON = Unnegated(re.compile(r"\busing\b.{0,200}\bdefaults?\b|\bignor(?:e|ed|ing)\b|"
                      r"\bskipp(?:ed|ing)\b|"
                      r"\bcontinu(?:e|es|ing)\b|\bfall(?:s|ing)? ?back\b|\bfell back\b|"
                      r"\binstead\b|\bdefaulting to\b|\bdefaults? (?:\w+ )?(?:will be )?used\b|"
@@ -137,8 +139,9 @@ WENT_ON = Unnegated(re.compile(r"\busing\b.*\bdefaults?\b|\bignor(?:e|ed|ing)\b|
                      r"\bstart(?:s|ing)? (?:fresh|afresh|anew|over|(?:a )?new (?:run|calculation|"
                      r"simulation|job))\b|\bwill be (?:created|generated)\b|\breduc(?:ed|ing)\b|"
                      r"\bclamp(?:ed|ing)\b|\breplaced (?:by|with)\b|\bdoing without\b|"
-                     r"\bwithout it\b|\bresett?(?:ing)?\b.*\bto\b|\badjust(?:ed|ing)\b.*\bto\b|"
-                     r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.*\bto\b", re.IGNORECASE),
+                     r"\bwithout it\b|\bresett?(?:ing)?\b.{0,200}\bto\b|"
+                     r"\badjust(?:ed|ing)\b.{0,200}\bto\b|"
+                     r"\bcapp(?:ed|ing)\b|\btruncat(?:ed|ing)\b.{0,200}\bto\b", re.IGNORECASE),
                     CANNOT, NOT_POSSIBLE)
 
 #: How far before a refusal its program's progress lines are looked for (:func:`went_on_after`).

@@ -17,6 +17,9 @@ import re
 #: Where a clause of a line ends: its words before are another statement's ("chk.h5 not
 #: found, starting from scratch" goes on; the "not" is the file's).
 CLAUSE = re.compile(r"[,;:!?]|\.(?:\s|$)|\s[-–—]+\s")
+#: How far beside a match its denying words are looked for: they are a few words at most, and
+#: a clause read whole for each match was quadratic on long lines (s45 review RV4).
+NEAR = 80
 #: A program saying it cannot do what follows, right before it in its clause ("cannot start
 #: from scratch", "will not start afresh", "does not fall back", "no fallback"), one word
 #: between at most, and not what it could not read ("cannot open chk.h5 starting from scratch"
@@ -56,12 +59,15 @@ class Unnegated:
         return None
 
     def denied(self, text: str, match: re.Match) -> bool:
-        """Whether ``match``, in ``text``, is denied by the words beside it in its clause."""
-        start = max((m.end() for m in CLAUSE.finditer(text, 0, match.start())), default=0)
+        """Whether ``match``, in ``text``, is denied by the words beside it in its clause
+        (within :data:`NEAR` characters of it)."""
+        # Only the words next to it deny it: a window keeps a line of many matches linear.
+        near = max(0, match.start() - NEAR)
+        start = max((m.end() for m in CLAUSE.finditer(text, near, match.start())), default=near)
         if self.before.search(text[start:match.start()]):
             return True
         if self.after is None:
             return False
-        rest = text[match.end():]
+        rest = text[match.end():match.end() + NEAR]
         end = CLAUSE.search(rest)
         return bool(self.after.search(rest[:end.start()] if end else rest))

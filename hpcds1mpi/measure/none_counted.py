@@ -23,10 +23,11 @@ NONE_COUNTED = re.compile(
     r"(?:^\W*|[:,;(=]\s*|[.!?]\s+|\s-\s*)(?P<none>0+|zero|none|nothing|no)\b"
     r"(?:\s+of)?(?:\s+the)?(?:\s+\d+)?(?:\s+\w+){0,3}\s*$", re.IGNORECASE)
 #: What makes a number after it an id: one part of the run named in the singular ("rank",
-#: "node", "task: ", "Process", "job #", "myrank") or a name given a value ("pid=").
+#: "node", "task: ", "Process", "job #", "myrank") or a name given a value ("pid="). Its
+#: spaces are one run before the line's end: two side by side were quadratic (s45 review RV4).
 ID_NAME = re.compile(
     r"(?:\b(?:my|i)?(?:rank|node|task|proc|process|processor|pe|thread|worker|job|host|gpu|"
-    r"device|core|cpu|id|image|replica|instance|member|client|slave)\s*[:#=]?|\w\s*=)"
+    r"device|core|cpu|id|image|replica|instance|member|client|slave)(?:\s*[:#=])?|\w\s*=)"
     r"\s*$", re.IGNORECASE)
 
 

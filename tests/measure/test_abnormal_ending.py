@@ -163,3 +163,29 @@ def test_a_verdict_word_opening_how_this_run_ended_still_fails_the_run(closing):
 def test_a_pass_of_the_programs_own_ending_badly_still_fails_the_run():
     assert exit_0_failure("step 1\nPass 2 ended in error\n", "") == (
         'exit 0, but the program said "Pass 2 ended in error"')
+
+
+#: 100 kB lines whose long runs of spaces or repeated words had made a rule's regex quadratic
+#: (s45 review RV4: 15 s for one launch, 500 s for the bare regex); the rules read the last
+#: 20,000 characters of a stream (program_lines.kept_lines), where the runs are.
+LONG, FILL = 19_000, "data " * 16_000
+SLOW_LINES = [
+    FILL + "Restart failed" + " " * LONG + "x: previous run terminated abnormally",
+    FILL + "Summary: rank" + " " * LONG + "x: 0 aborted",
+    FILL + "Summary: rank" + " " * LONG + "= 0 terminated abnormally",
+    FILL + "illegal nlev" + " " * LONG + "x; run terminated abnormally",
+    FILL + "using " * (LONG // 6) + "run terminated abnormally",
+    FILL + "cannot ignore " * (LONG // 14) + "run terminated abnormally",
+]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("line", SLOW_LINES, ids=range(len(SLOW_LINES)))
+def test_a_long_line_of_spaces_and_words_is_read_in_linear_time(line):
+    import time
+
+    for out, err in ((f"step 1\n{line}\n", ""), ("", f"step 1\n{line}\n")):
+        start = time.perf_counter()
+        exit_0_failure(out, err)
+        abnormal_ending(out, err)
+        assert time.perf_counter() - start < 1  # generous for CI: ~0.05 s here

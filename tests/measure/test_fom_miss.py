@@ -134,3 +134,18 @@ def test_a_sweep_keeps_a_run_that_went_on_from_a_missing_file_ok(tmp_path):
     assert proc.returncode == 0, proc.stderr
     runs = telemetry.read_runs(str(out))
     assert list(runs["status"]) == ["ok"], list(runs["error"])
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("after", ["using " * 16_000, "reset " * 16_000, "cannot ignore " * 7_000])
+def test_a_long_line_after_the_reason_is_read_in_linear_time(after):
+    """s45 review RV4: WENT_ON's ".*" was quadratic on "using " x N (over 20 s), and
+    :mod:`~hpcds1mpi.measure.negation` read each denied match's whole clause."""
+    import time
+
+    readings = Readings.of(fom_regex=r"GFLOPS: ([0-9.]+)")
+    out = f"step 1\nillegal nlev (-1)\n{after}\n"
+    found = readings.read(out)
+    start = time.perf_counter()
+    assert fom_miss_problem(readings, found, (out, "")).endswith("illegal nlev (-1)")
+    assert time.perf_counter() - start < 1  # generous for CI: ~0.2 s here
