@@ -173,3 +173,25 @@ def test_a_count_in_several_different_lines_names_the_regex_first():
     copies = HEADER_AND_SUMMARY.replace("2 ", "1 ") * 2
     with pytest.raises(LaunchError, match="each rank saw a world of 1"):
         readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
+
+
+def test_copies_whose_other_line_lies_before_the_tail_are_not_one_job():
+    """Was (s45 review RV5): the count came from the whole stdout, the one-line evidence from
+    its last 64 KiB, which held one copy's "ranks: 1": a right regex was blamed (exit 2)."""
+    import tempfile
+
+    from hpcds1mpi.measure.program_launch import stream_tail
+
+    readings = Readings.of(ranks_regex=r"ranks: (\d+)", time_regex=r"time: ([0-9.]+) s")
+    filler = ("step data " * 7 + "\n")
+    out = ("ranks: 1\n" + filler * 1000 + "ranks: 1\n" + filler * 100 +
+           "time: 1.0 s\ntime: 1.0 s\n")
+    with tempfile.TemporaryFile() as stdout, tempfile.TemporaryFile() as stderr:
+        stdout.write(out.encode())
+        found = readings.scan([stdout, stderr])
+        tails = (stream_tail(stdout), stream_tail(stderr))
+    assert found["ranks"] == 1 and tails[0].count("ranks:") == 1
+    for outputs in ((out, ""), tails):
+        with pytest.raises(LaunchError, match="not one job .* each rank saw a world of 1"):
+            readings.check_ranks(found, 2, "rk size 1 N1xR2xT1", ["mpirun", "-n", "2"],
+                                 outputs)
