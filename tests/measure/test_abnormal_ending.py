@@ -188,4 +188,4 @@ def test_a_long_line_of_spaces_and_words_is_read_in_linear_time(line):
         start = time.perf_counter()
         exit_0_failure(out, err)
         abnormal_ending(out, err)
-        assert time.perf_counter() - start < 1  # generous for CI: ~0.05 s here
+        assert time.perf_counter() - start < 2  # generous for CI: ~0.05 s here, 3-7 s before

@@ -148,4 +148,4 @@ def test_a_long_line_after_the_reason_is_read_in_linear_time(after):
     found = readings.read(out)
     start = time.perf_counter()
     assert fom_miss_problem(readings, found, (out, "")).endswith("illegal nlev (-1)")
-    assert time.perf_counter() - start < 1  # generous for CI: ~0.2 s here
+    assert time.perf_counter() - start < 2  # generous for CI: ~0.2 s here, seconds before
