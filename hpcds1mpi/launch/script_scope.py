@@ -75,10 +75,13 @@ class ScopeView(Mapping):
 
 #: The words that open a compound command and those that close one: bash runs the whole in a
 #: subshell where it is a pipeline stage or runs in the background (``{ ...; } &``, ``echo 2
-#: | while read n; do ...; done``: s45 tester F3). ``case`` is left out: its patterns' ``)``
-#: would read as subshell closers inside it.
-OPENERS = ("{", "while", "until", "for", "select", "if")
-CLOSERS = ("}", "done", "fi")
+#: | while read n; do ...; done``: s45 tester F3). Inside ``case`` the frame on top is none of
+#: a subshell's, so a pattern's ``)`` closes nothing (s45 review RV1: ``big)`` alone on its line
+#: ended the subshell around the ``case``).
+OPENERS = ("{", "while", "until", "for", "select", "if", "case")
+CLOSERS = ("}", "done", "fi", "esac")
+#: The separators after which ``esac`` is a word that ends the ``case``.
+ARM_ENDS = (";;", ";&", ";;&")
 #: The separators that make the commands beside them subshells: a pipe's stages (every one,
 #: as bash runs them without lastpipe) and what ``&`` sends to the background.
 PIPES = ("|", "|&")
@@ -87,15 +90,20 @@ APART = PIPES + ("&",)
 
 def _head(command: list) -> str:
     """The word that tells whether a simple command ``command`` (shell words) opens or closes
-    a compound one: ``{`` for a function's head with its body opened (``run_sim() {``), else
-    its first word past a subshell's ``(``."""
+    a compound one: ``{`` for a function's head with its body opened (``run_sim() {``),
+    ``esac`` where it ends a ``case`` after an arm (``big) srun ./app ;; esac``), else its
+    first word past a subshell's ``(``."""
     from hpcds1mpi.launch.shell_functions import definition_head, subshell_words
 
     head = definition_head([w.raw for w in command])
     if head and head[2] == "{":
         return "{"
-    words = subshell_words(command)
-    return words[0].raw if words else ""
+    raws = [w.raw for w in subshell_words(command)]
+    ends = any(raw == "esac" and (k == 0 or raws[k - 1] in ARM_ENDS)
+               for k, raw in enumerate(raws))
+    if raws[:1] == ["case"]:  # a one-line ``case ... esac`` opens nothing
+        return "" if ends else "case"
+    return "esac" if ends else (raws[0] if raws else "")
 
 
 class Subshells:

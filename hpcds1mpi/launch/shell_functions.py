@@ -74,12 +74,21 @@ def _unclosed(raw: str) -> bool:
     return bare.endswith(")") and bare.count(")") > bare.count("(")
 
 
+def _unopened(raw: str) -> bool:
+    """Whether a word as written starting with ``(`` leaves it open (quoted text skipped):
+    ``(srun``, not a ``case`` arm's ``(standard)``, which closes itself (s45 review RV1: it
+    opened a subshell that the next array's ``)`` closed, dropping an export between)."""
+    bare = _bare(raw)
+    return bare.count("(") > bare.count(")")
+
+
 def _cut(command: list["Word"]) -> tuple[list["Word"], int, int]:
     """(:func:`subshell_words`, how many openers it cut, how many closers)."""
     from hpcds1mpi.launch.shell_words import Word
 
     body, opened, closed = list(command), 0, 0
-    while body and body[0].raw.startswith("(") and not body[0].raw.startswith("(("):
+    while body and body[0].raw.startswith("(") and not body[0].raw.startswith("((") and not (
+            len(body) > 1 and not _unopened(body[0].raw)):
         first = body.pop(0)
         opened += 1
         if first.raw != "(":

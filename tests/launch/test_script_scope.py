@@ -111,3 +111,22 @@ def test_a_launch_inside_a_background_group_sees_the_groups_variables():
     script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n"
                          "{ export OMP_NUM_THREADS=2; srun ./app; } | tee log\nsrun ./app\n")
     assert [launch.scope["OMP_NUM_THREADS"] for launch in script.launches] == ["2", "1"]
+
+
+@pytest.mark.parametrize("body, threads", [
+    # s45 review RV1: the arm's ``(standard)`` opened a subshell the array's ``)`` closed
+    ("case $P in\n  (standard) module load x ;;\nesac\nexport OMP_NUM_THREADS=2\n"
+     "ARGS=(\n  --size 128\n)\n", "2"),
+    ("case $P in\n  (big) N=4 ;;\nesac\nexport OMP_NUM_THREADS=2\nNODES=$(\n  hostname\n)\n",
+     "2"),
+    # a pattern alone on its line ended the subshell around the case, not at its ``)``
+    ("(\ncase $P in\n  big)\n    echo ;;\nesac\nexport OMP_NUM_THREADS=2\n./prep\n)\n", "1"),
+    ("case $P in\n  big)\n  (\n    export OMP_NUM_THREADS=2\n  )\n  ;;\nesac\n", "1"),
+    ("case $P in big) echo ;; esac\n(\nexport OMP_NUM_THREADS=2\n)\n", "1"),
+    ("case $P in\n  big) echo ;; esac\n(\nexport OMP_NUM_THREADS=2\n)\n", "1"),
+])
+def test_a_case_patterns_parentheses_open_or_close_no_subshell(body, threads):
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n" + body
+                         + "srun ./app\n")
+    assert script.launches[-1].scope["OMP_NUM_THREADS"] == threads
+    assert script.threads == int(threads)

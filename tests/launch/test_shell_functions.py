@@ -119,10 +119,12 @@ def _command(raws: list[str]) -> list:
     ("./prep 20))", (0, 2)), ("( ( srun ./app ) )", (2, 2)), ("echo '(' \"a)\"", (0, 0)),
     ("arr=(1 2 3)", (0, 0)), ("(arr=(1 2 3))", (1, 1)), ("(( n = 2 ))", (0, 0)),
     ("srun -n $(nproc) ./app", (0, 0)), ("run_sim() (", (1, 0)),
-    ("run_sim() ( srun ./app )", (0, 0)), ("run_sim() (srun ./app 20)", (1, 1))])
+    ("run_sim() ( srun ./app )", (0, 0)), ("run_sim() (srun ./app 20)", (1, 1)),
+    ("(standard) module load x ;;", (0, 0)), ("(a|b) srun ./app ;;", (0, 0))])
 def test_a_command_opens_and_closes_the_subshells_it_stands_at_the_edge_of(line, edges):
     """s45 S1: the reader ends a subshell's assignments at its closer; an array's or an
-    arithmetic's parentheses, and a one-line function body's, open or close none."""
+    arithmetic's parentheses, a one-line function body's and a ``case`` arm's ``(pat)``
+    (s45 review RV1) open or close none."""
     from hpcds1mpi.launch.shell_functions import subshell_edges
 
     assert subshell_edges(_command(line.split())) == edges
