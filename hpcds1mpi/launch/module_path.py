@@ -79,6 +79,20 @@ def _kind(line: str, env: Mapping[str, str]) -> str | None:
         else "skip"
 
 
+def _not_run(line: str) -> str:
+    """Why a line :func:`_kind` leaves unknown is not run, in words: a module command joined
+    to other shell (s45 tester E4: ``module load paraview 2>/dev/null || true`` was called
+    "not a module command"), else none."""
+    words = line.split()
+    own = next((k for k, word in enumerate(words) if not _ASSIGNMENT.fullmatch(word)), 0)
+    if words[own] not in ("module", "ml"):
+        return "is not a module command"
+    if own:  # `MODULEPATH=/x module load y`
+        return f"is a module command run with variables of its own ({' '.join(words[:own])!r})"
+    rest = next((k for k, word in enumerate(words) if _SHELL_SYNTAX.search(word)), len(words))
+    return f"is a module command combined with other shell ({' '.join(words[rest:])!r})"
+
+
 def job_path(lines: Sequence[str], env: Mapping[str, str] | None = None
              ) -> tuple[str | None, str]:
     """(the PATH ``lines`` leave, "") where they are all module-system lines or leave PATH
@@ -92,7 +106,7 @@ def job_path(lines: Sequence[str], env: Mapping[str, str] | None = None
         if unknown.split()[0] in ("source", "."):
             return None, (f"{unknown!r} sources no module system's init file (Lmod's, "
                           "Environment Modules'), so it is not run here")
-        return None, f"{unknown!r} is not a module command, so it is not run here"
+        return None, f"{unknown!r} {_not_run(unknown)}, so it is not run here"
     run = tuple(line for line, kind in kinds if kind == "run")
     if not run:
         return env.get("PATH"), ""

@@ -57,6 +57,18 @@ def test_lines_that_may_change_path_otherwise_are_not_run(monkeypatch):
     assert module_path.job_path(["export A=1", "cd /tmp"], {"PATH": "/x"}) == ("/x", "")
 
 
+@pytest.mark.parametrize("line, why", [
+    ("module load paraview 2>/dev/null || true",
+     "is a module command combined with other shell ('2>/dev/null || true')"),
+    ("MODULEPATH=/tmp/x module load openmpi",
+     "is a module command run with variables of its own ('MODULEPATH=/tmp/x')"),
+    ("conda activate x", "is not a module command")])
+def test_a_module_line_not_run_says_why(line, why):
+    """s45 tester E4: a module command with a redirection and ``|| true`` was called "not a
+    module command"; the reason it is not run is the shell around it."""
+    assert module_path.job_path([line])[1] == f"{line!r} {why}, so it is not run here"
+
+
 def test_a_sourced_file_that_is_no_module_systems_init_file_is_never_run(tmp_path):
     """s36 review 1: ``source FILE`` ran wherever FILE's path had a folder named ``modules/``
     (or ended in ``modules.sh``): ``advise someone_elses.sh`` ran its code. Only a module
