@@ -61,6 +61,21 @@ def program_identity(line: str) -> tuple[str, tuple[str, ...]] | None:
     return os.path.basename(program), tuple(sorted(inputs))
 
 
+def other_inputs(ran: str, measured: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """(the input files of command line ``ran`` that ``measured`` lacks, those of ``measured``
+    that ``ran`` lacks), by :func:`program_identity` (train's rule), where both run one program
+    and each has an input file the other lacks, compared by file name (a path written another
+    way is one file): ``pvbatch sph.py 60`` is not ``pvbatch wav.py {size}`` (s45 tester E3);
+    None otherwise: an input file added (a log) or left unread (a variable), or one that
+    ``measured`` names with a placeholder (``si-{size}.in``: any value)."""
+    first, second = program_identity(ran), program_identity(measured)
+    if first is None or second is None or first[0] != second[0]:
+        return None
+    mine, theirs = ({os.path.basename(f) for f in side[1]} for side in (first, second))
+    added, missing = tuple(sorted(mine - theirs)), tuple(sorted(theirs - mine))
+    return (added, missing) if added and missing else None
+
+
 #: What to do about a label's two programs before training (a merge says its own: ``fix``).
 TRAIN_FIX = "sweep each with its own --label (--label NAME) and train on those files"
 
@@ -195,5 +210,5 @@ def _listed(files: tuple[str, ...]) -> str:
     return " ".join(files[:_FILES_NAMED]) + (f" (and {more} more)" if more > 0 else "")
 
 
-__all__ = ["filled_line", "folder_files", "program_identity", "run_values", "two_folders",
-           "two_programs"]
+__all__ = ["filled_line", "folder_files", "other_inputs", "program_identity", "run_values",
+           "two_folders", "two_programs"]

@@ -203,8 +203,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if pinned and pinned.split(" by hand")[0] not in asked.problem:
         notes.append(pinned)
     if label is None:
-        from hpcds1mpi.decide.script_workload import launched_program  # past a profiler (F7)
+        from hpcds1mpi.decide.script_workload import launched_program, other_computation
+
         program = launched_program(launch) if launch else None  # s29 tester B1: not ''
+        if program and (other := other_computation(launch, commands)):  # s45 tester E3
+            program = f"{program} {' '.join(other[2][0])}"  # the input that tells it apart
         what = (f"the program {program!r} matches no workload the model was trained on"
                 if program else f"{no_launch(script)}, so its workload is not known"
                 if launch is None else f"line {launch.line}: the program {launch.launcher} "

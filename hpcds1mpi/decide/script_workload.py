@@ -87,9 +87,15 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
     app.py``; the kernel of ``hpcds1mpi run stencil``), or the program of a recorded command
     line by that name, any of a label's when its rows ran several (:class:`RecordedCommands`).
     Only the program word names it: ``./wrap ./stencil`` runs ``wrap``, whatever it passes
-    ``./stencil`` to (s42: it was read as the kernel stencil)."""
+    ``./stencil`` to (s42: it was read as the kernel stencil). A line the launch runs with
+    other input files (``pvbatch sph.py`` for ``pvbatch wav.py {size}``) is another program,
+    as train tells them apart (s45 tester E3)."""
     words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
     naming = _program_word(words)
+
+    def ours(line: str) -> bool:  # not the program given other input files (s45 tester E3)
+        return not _other_inputs(words, line)
+
     by_program: dict[str, list[tuple[str, str]]] = {}
     for label, lines in sorted(_lines_of(commands).items()):
         for command in lines:
@@ -101,12 +107,26 @@ def match_workload(launch: Launch, labels: Sequence[str], commands: dict[str, st
             if deck in labels:
                 return deck
             continue  # another deck than the plain kernel's runs
-        if stem(word) in labels:
+        lines = _lines_of(commands).get(stem(word), ())
+        if stem(word) in labels and (not lines or any(map(ours, lines))):
             return stem(word)
-        found = by_program.get(stem(word), [])  # one program swept as several: the one
-        if found:  # whose command the script's is, else whose size it shows
+        # one program swept as several: the one whose command the script's is, else whose
+        # size it shows
+        found = [x for x in by_program.get(stem(word), []) if ours(x[1])]
+        if found:
             return max(found, key=lambda x: (fits_command(launch, x[1]), "{size}" in x[1]))[0]
     return None
+
+
+def _other_inputs(words: list[str], line: str) -> tuple | None:
+    """Where launched ``words`` (the program and its arguments) run recorded ``line``'s program
+    with other input files, (theirs, the line's), by train's rule
+    (:func:`~hpcds1mpi.surrogates.label_programs.other_inputs`); else None."""
+    import shlex
+
+    from hpcds1mpi.surrogates.label_programs import other_inputs
+
+    return other_inputs(shlex.join(words), line)
 
 
 def launched_program(launch: Launch) -> str | None:
@@ -306,6 +326,7 @@ def choose_launch(script: JobScript, labels: Sequence[str], commands: dict[str, 
         if label is not None:
             return label, launch
     _say_unmeasured_decks(script, labels)
+    _say_other_inputs(script, launches, commands)
     if len(launches) < 2:
         return None, (launches[0] if launches else None)
     # s29 tester D3: the first of `srun -n 1 ./preprocess; srun -n 4 ./app; ...` was taken,
@@ -332,6 +353,34 @@ def _say_unmeasured_decks(script: JobScript, labels: Sequence[str]) -> None:
                         "--option), which the model was never trained on: measure it with "
                         "sweep --plan FILE (its options in the [[kernel]]'s extra), then "
                         "hpcds1mpi learn")
+
+
+def _say_other_inputs(script: JobScript, launches: list[Launch], commands: dict[str, str]
+                      ) -> None:
+    """A note for each launch line that runs a trained program with other input files than
+    its runs (``pvbatch sph.py`` where they ran ``pvbatch wav.py {size}``): it matches no
+    workload, as train refuses two such lines under one label, and the note says why (s45
+    tester E3: it was advised as "other arguments" at the measured runs' confidence)."""
+    for launch in launches:
+        if found := other_computation(launch, commands):
+            label, line, (mine, theirs) = found
+            script.note(f"line {launch.line} runs {launched_program(launch)} with "
+                        f"{' '.join(mine)} where the runs of {label!r} ran {' '.join(theirs)} "
+                        f"({line!r}): another computation, which train keeps apart as another"
+                        " program, so the model never measured it; sweep it with --command "
+                        "and its own --label")
+
+
+def other_computation(launch: Launch, commands: dict[str, str]) -> tuple | None:
+    """(label, its first command line, (the launch's input files, the line's)) for the first
+    label whose every recorded line ``launch`` runs with other input files
+    (:func:`_other_inputs`); None where none."""
+    words = [w for w in [launch.program or launch.program_raw, *launch.args] if w]
+    for label, lines in sorted(_lines_of(commands).items()):
+        if (found := _other_inputs(words, lines[0])) and all(
+                _other_inputs(words, line) for line in lines):
+            return label, lines[0], found
+    return None
 
 
 def _ranks_started(launch: Launch) -> tuple[float, float]:

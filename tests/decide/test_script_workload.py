@@ -326,3 +326,34 @@ def test_the_note_names_the_program_past_its_profiler(line, program):
     from hpcds1mpi.decide.script_workload import launched_program
 
     assert launched_program(read_script(f"#!/bin/bash\n#SBATCH -n 2\n{line}\n").launch) == program
+
+
+@pytest.mark.parametrize("line, label", [
+    ("mpirun -np 2 pvbatch sph.py 60", None),  # the tester's u2: another script
+    ("mpirun -np 2 pvbatch wav.py 60", "pvbatch"),
+    ("mpirun -np 2 pvbatch /home/u/pv/wav.py 60", "pvbatch"),  # the same file's name
+    ("mpirun -np 2 pvbatch wav.py 60 out.vtk", "pvbatch"),  # a file added, none taken away
+    ("mpirun -np 2 pvbatch $SCRIPT 60", "pvbatch")])  # not read: not called another
+def test_a_program_given_another_input_file_matches_no_workload(line, label):
+    """s45 tester E3: ``pvbatch sph.py`` was advised by the runs of ``pvbatch wav.py {size}``
+    as "other arguments" (confidence 0.94, a rewrite), where train refuses the two lines under
+    one label as two programs; by train's rule it matches no workload, a note says why."""
+    commands = RecordedCommands({"pvbatch": ("pvbatch wav.py {size}",)})
+    script = read_script(f"#SBATCH -N 1\n{line}\n")
+    assert match_workload(script.launch, ["pvbatch"], commands) == label
+    assert choose_launch(script, ["pvbatch"], commands)[0] == label
+    said = [n for n in script.notes if "another computation" in n]
+    assert said == ([] if label else [
+        "line 2 runs pvbatch with sph.py where the runs of 'pvbatch' ran wav.py ('pvbatch "
+        "wav.py {size}'): another computation, which train keeps apart as another program, so"
+        " the model never measured it; sweep it with --command and its own --label"])
+
+
+def test_a_program_given_another_input_file_matches_the_label_that_ran_it():
+    commands = RecordedCommands({"pvbatch": ("pvbatch wav.py {size}",),
+                                 "sph": ("pvbatch sph.py {size}",)})
+    script = read_script("#SBATCH -N 1\nmpirun -np 2 pvbatch sph.py 60\n")
+    assert choose_launch(script, ["pvbatch", "sph"], commands)[0] == "sph"
+    deck = RecordedCommands({"pw": ("pw.x -i si-{size}.in",)})  # any value of its placeholder
+    assert match_workload(read_script("#SBATCH -N 1\nsrun pw.x -i si-30.in\n").launch,
+                          ["pw"], deck) == "pw"

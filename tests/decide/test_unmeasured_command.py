@@ -411,3 +411,23 @@ def test_a_launch_in_a_one_line_function_or_the_background_runs_the_measured_com
     assert judge_launch(script.launch, MEASURED, "relax", None) == ""
     more = read_script(f"#!/bin/bash\n#SBATCH -N 1\n{body.replace(' 40', ' 40 & ./fall 9')}")
     assert "it runs more than jacobi" in judge_launch(more.launch, MEASURED, "relax", None)
+
+
+def test_advise_of_a_program_given_another_script_matches_no_workload():
+    """s45 tester E3: ``pvbatch sph.py`` was advised by the runs of ``pvbatch wav.py {size}``
+    at their confidence, with a rewrite; train calls the two lines two programs."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from tests.fake_bundle import WIDE_SIZES, FakeBundle
+
+    bundle = FakeBundle(workloads=("stencil", "pvbatch"), sizes=WIDE_SIZES)
+    bundle._measured_levels = {"pvbatch": MeasuredLevels(
+        "pvbatch", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
+        ranks_per_node=(1, 2, 4), nodes=(1, 2), command="pvbatch wav.py {size}")}
+    other = advise(SCRIPT.format(line="pvbatch sph.py 60"), bundle, places())
+    assert other.workload is None and other.verdict["verdict"] == "escalate"
+    assert other.rewritten is None and other.confidence is None
+    assert other.verdict["reasons"][0].startswith(
+        "the program 'pvbatch sph.py' matches no workload the model was trained on")
+    assert any("another computation" in note for note in other.notes)
+    assert advise(SCRIPT.format(line="pvbatch wav.py 60"), bundle, places()).workload == \
+        "pvbatch"

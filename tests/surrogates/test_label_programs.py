@@ -172,3 +172,18 @@ def test_a_program_reading_nothing_from_its_folder_is_one_program_from_any(line)
     refuse_mixed_runtimes(pd.concat([_in("/w/a", swept("./app {size}", (20, 40))),
                                      _in("/w/a", swept("./app {size}", (80,)))],
                                     ignore_index=True))
+
+
+@pytest.mark.parametrize("ran, measured, found", [
+    ("pvbatch sph.py 60", "pvbatch wav.py {size}", (("sph.py",), ("wav.py",))),
+    ("pvbatch ./pv/wav.py 60", "pvbatch wav.py {size}", None),  # one file's name
+    ("lmp -in in.lj -var n 60 -log run.log", "lmp -in in.lj -var n {size}", None),
+    ("pw.x -i si-30.in", "pw.x -i si-{size}.in", None),  # any value of its placeholder
+    ("pvbatch $S 60", "pvbatch wav.py {size}", None),  # unread: not called another
+    ("lmp -in in.eam", "meep in.lj", None)])  # another program: not this rule's
+def test_other_input_files_of_one_program_are_told_by_trains_rule(ran, measured, found):
+    """s45 tester E3: advise tells a job's other input file by the rule train refuses two
+    lines under one label with."""
+    from hpcds1mpi.surrogates.label_programs import other_inputs
+
+    assert other_inputs(ran, measured) == found
