@@ -220,3 +220,32 @@ def test_a_never_measured_layout_is_shown_no_surer_than_a_measured_one_as_shown(
     rel_lo, rel_hi = cols["runtime_lo"] / cols["runtime_s"], cols["runtime_hi"] / cols["runtime_s"]
     assert rel_lo[unmeasured].max() <= rel_lo[~unmeasured].min() + 1e-9
     assert rel_hi[unmeasured].min() >= rel_hi[~unmeasured].max() - 1e-9
+
+
+def _text_keys(cols: dict) -> np.ndarray:
+    """The text keys hold_to_edge matched candidates by before issue 20's D5 (reference)."""
+    from surrogates.size_neighbours import config_codes
+
+    return np.char.add(np.char.add(np.asarray(cols["partition"]).astype(str), "|"),
+                       config_codes(cols).astype(str))
+
+
+def test_edge_rows_are_matched_by_integer_keys_as_by_partition_and_configuration():
+    # Text keys had cost a third of System 1's own work on 11,595 candidates (issue 20, D5):
+    # the integer keys must match exactly the rows the text keys matched, whatever the names.
+    rng = np.random.default_rng(3)
+
+    def table(n: int) -> dict:
+        return {"partition": rng.choice(["cpu", "a|1", "gpu"], n),
+                "nodes": rng.integers(1, 4, n), "ranks_per_node": rng.integers(1, 3, n),
+                "threads": np.ones(n, dtype=np.int64), "device": rng.choice(["cpu", "gpu"], n),
+                "precision": rng.choice(["fp64", "fp32", "odd"], n)}
+
+    here, there = table(300), table(200)
+    ints = beyond_edge._keys(here, there)
+    assert all(k.dtype == np.int64 for k in ints)
+    texts = (_text_keys(here), _text_keys(there))
+    assert ((ints[0][:, None] == ints[1][None, :])
+            == (texts[0][:, None] == texts[1][None, :])).all()
+    assert ((ints[1][:, None] == ints[1][None, :])
+            == (texts[1][:, None] == texts[1][None, :])).all()
