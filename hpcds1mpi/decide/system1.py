@@ -35,8 +35,8 @@ import numpy as np
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.decide import bundle_cache
-from hpcds1mpi.decide.beyond_edge import (edge_frame, edge_size, hold_to_edge, inside_size,
-                                          shared_edge_answer, steepest_growth)
+from hpcds1mpi.decide.beyond_edge import (edge_confidence, edge_frame, edge_size, hold_to_edge,
+                                          inside_size, shared_edge_answer, steepest_growth)
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
 from hpcds1mpi.decide.energy_floor import floor_energy
@@ -422,9 +422,9 @@ def choose(scores: Scores, objective: str = "time",
         confidence = min(confidence, DOUBTED_CONFIDENCE)
     if scores.edge is not None:  # beyond the sizes no surer than at their edge (B2), nor
         # than between the two outermost of them (the edge's own edge: B7)
-        at_edge = choose(scores.edge, objective, confidence_model)
-        if at_edge.index is not None:
-            confidence = min(confidence, at_edge.confidence)
+        cap = edge_confidence(scores.edge, objective, confidence_model, choose)
+        if cap is not None:
+            confidence = min(confidence, cap)
     return Choice(scores, index, ranking, front, objective, spread, margin, confidence,
                   confidence_model.calibrated, noise, note, nodes_note, held_back)
 

@@ -270,3 +270,22 @@ def test_a_column_of_one_value_is_hashed_once_and_still_told_apart():
     assert same != digest(size=np.array([300, 300, 301]), nodes=np.array([1, 2, 4]))
     assert same != digest(size=np.full(3, 200), nodes=np.array([1, 2, 4]))
     assert digest(x=np.zeros(2)) != digest(x=np.array([0.0, -0.0]))
+
+
+def test_a_shared_edge_answer_is_chosen_once_per_objective_and_map(monkeypatch):
+    # Choosing the shared edge answer again for every question past the edge had been a fifth
+    # of System 1's own work on 11,595 candidates (issue 20, D5); the answers stay the same.
+    bundle = Grow()
+    first = _choose(18000, bundle=bundle)
+    calls = []
+    real = s1.pick_confidence
+    monkeypatch.setattr(s1, "pick_confidence", lambda *a: calls.append(a[2]) or real(*a))
+    again = _choose(18000, bundle=bundle)
+    assert len(calls) == 1  # the question's own pick only: the edge's cap was kept
+    assert (again.index, again.confidence) == (first.index, first.confidence)
+    calibrated = s1.ConfidenceModel(coef=(0.5, -1.0, 0.5), calibrated=True)
+    scores = s1.score(bundle, "grow", 18000, [CPU], ONE_NODE)
+    fresh = s1.choose(scores, "time", calibrated)  # another map: chosen anew, not the kept
+    assert len(calls) == 4
+    assert s1.choose(scores, "time", calibrated).confidence == fresh.confidence
+    assert len(calls) == 5
