@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .columns import distinct
 from .neighbour_bounds import _CONFIG, _SCALED, DEFAULT_GROWTH, MAX_GROWTH, MODEL, \
     NeighbourRuntimes, _config, _measured_as, _s
 from .size_neighbours import config_codes
@@ -215,7 +216,7 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     old = {c: np.asarray(cols[c], dtype=float) for c in _SCALED}
     new = {c: v.copy() for c, v in old.items()}  # copies: answers may share the arrays
     found = {c: np.full(n, np.nan) for c in (EDGE_SIZE, EDGE_RUNTIME, OWN_SIZES, EDGE_FLOOR)}
-    for part in np.unique(partitions).tolist():
+    for part in distinct(partitions).tolist():
         rows = np.flatnonzero(partitions == part)
         table = {c: np.asarray(cols[c])[rows] for c in _CONFIG}
         name = _measured_as(trained, part)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .columns import distinct
 from .neighbour_bounds import _CONFIG, _SCALED, MODEL, NeighbourRuntimes, _measured_as
 from .size_neighbours import config_codes
 
@@ -74,7 +75,7 @@ def hold_to_measured(cols: dict, measured: NeighbourRuntimes, workload: str, siz
     new = {c: np.array(cols[c], dtype=float) for c in _SCALED}  # copies: answers may share
     model = new["runtime_s"].copy()
     noise = np.asarray(cols.get("runtime_noise", np.full(n, np.nan)), dtype=float)
-    for part in np.unique(partitions).tolist():
+    for part in distinct(partitions).tolist():
         name = _measured_as(trained, part)
         if name is None:
             continue

@@ -18,6 +18,7 @@ import numpy as np
 
 from hpcds1mpi.config import OK
 
+from .columns import distinct
 from .size_neighbours import config_codes
 
 #: Columns :func:`add_repeat_columns` adds: the fastest and slowest repeat of the candidate's
@@ -89,7 +90,7 @@ def add_repeat_columns(cols: dict, spread: RepeatSpread, workload: str, size: fl
     n = len(partitions)
     for col in COLUMNS:
         cols[col] = np.full(n, np.nan)
-    for part in np.unique(partitions).tolist():
+    for part in distinct(partitions).tolist():
         name = trained.get(part, part) if trained is not None else part
         key = (str(workload), str(name))
         if name is None or key not in spread.ratios:

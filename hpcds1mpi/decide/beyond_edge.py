@@ -35,6 +35,7 @@ import math
 
 import numpy as np
 
+from hpcds1mpi.surrogates.columns import distinct, one_value
 from hpcds1mpi.surrogates.neighbour_beyond import EDGE_SIZE
 from hpcds1mpi.surrogates.neighbour_bounds import MAX_GROWTH
 from hpcds1mpi.surrogates.repeat_spread import median_interval
@@ -199,7 +200,7 @@ def table_digest(table) -> bytes:
     digest = hashlib.blake2b(digest_size=16)
     for name in table.columns:
         col = np.asarray(table[name])
-        if _one_value(col):
+        if one_value(col):
             # one value throughout (the workload, size, hardware of a grid): hashed once, not
             # 10,000 times (issue 20); "=" and ";" tell the two forms apart
             digest.update(f"{name}:{col.dtype}:{len(col)}=".encode() + col[:1].tobytes())
@@ -209,15 +210,6 @@ def table_digest(table) -> bytes:
     return digest.digest()
 
 
-def _one_value(col: np.ndarray) -> bool:
-    """Whether every element of a 1-d array has the same bytes (-0.0 and 0.0 differ)."""
-    if col.dtype == object or col.ndim != 1 or not len(col) or not col.dtype.itemsize:
-        return False
-    word = next(w for w in (8, 4, 2, 1) if col.dtype.itemsize % w == 0)  # widest: fewer compares
-    raw = np.ascontiguousarray(col).view(f"u{word}").reshape(len(col), -1)
-    return bool((raw == raw[0]).all())
-
-
 def _keys(cols: dict, edge_cols: dict) -> tuple[np.ndarray, np.ndarray]:
     """``(n,)`` and ``(m,)`` one key per candidate of each: equal keys, same partition and
     configuration. Integers (a partition's number among both tables' names, and the
@@ -225,7 +217,7 @@ def _keys(cols: dict, edge_cols: dict) -> tuple[np.ndarray, np.ndarray]:
     own work on a 10,000-candidate grid (issue 20)."""
     parts = [np.asarray(c["partition"]).astype(str) for c in (cols, edge_cols)]
     codes = [config_codes(c) for c in (cols, edge_cols)]
-    names = sorted(_names(parts[0]) | _names(parts[1]))
+    names = sorted(set(distinct(parts[0]).tolist()) | set(distinct(parts[1]).tolist()))
     top = max((int(np.abs(c).max()) for c in codes if len(c)), default=0)
     if top >= np.iinfo(np.int64).max // (len(names) + 1) - 1:  # would overflow: text keys
         return tuple(np.char.add(np.char.add(p, "|"), c.astype(str))
@@ -237,13 +229,6 @@ def _keys(cols: dict, edge_cols: dict) -> tuple[np.ndarray, np.ndarray]:
             number[part == name] = i
         out.append(code * len(names) + number)
     return out[0], out[1]
-
-
-def _names(texts: np.ndarray) -> set:
-    """The distinct values of a text array (most grids have one partition: no sort then)."""
-    if len(texts) and (texts == texts[0]).all():
-        return {str(texts[0])}
-    return set(np.unique(texts).tolist())
 
 
 __all__ = ["KEPT_EDGE_ANSWERS", "edge_confidence", "edge_frame", "edge_size", "hold_to_edge", "inside_size",

@@ -36,6 +36,7 @@ import numpy as np
 from hpcds1mpi.decide.measured_here import (
     CONFIG_COLUMNS, candidate_codes, layout_text, workload_runs)
 from hpcds1mpi.decide.timed_out import timed_out_said
+from hpcds1mpi.surrogates.columns import distinct
 
 #: Columns added where the workload's runs include a failure on a candidate's hardware: the
 #: sizes its configuration ran ok at and failed at, as text ("" where none).
@@ -86,7 +87,7 @@ def own_failures(bundle, workload: str, size: float, cols: dict,
 def _ran_on(runs: dict, cols: dict, trained: dict | None) -> np.ndarray:
     """Whether each candidate's partition is (the hardware of) one the workload ran on."""
     partitions = np.asarray(cols["partition"]).astype(str)
-    ran = {part for part in np.unique(partitions).tolist()
+    ran = {part for part in distinct(partitions).tolist()
            if (trained or {}).get(part, part) in runs}
     return np.isin(partitions, sorted(ran))
 
@@ -100,7 +101,7 @@ def _from_runs(runs: dict, size: float, cols: dict, trained: dict | None,
     n = len(known)
     ok_text, failed_text = np.full(n, "", dtype=object), np.full(n, "", dtype=object)
     partitions = np.asarray(cols["partition"]).astype(str)
-    for part in np.unique(partitions).tolist():
+    for part in distinct(partitions).tolist():
         name = (trained or {}).get(part, part)
         if name is None or name not in runs:
             continue
