@@ -231,5 +231,5 @@ def _keys(cols: dict, edge_cols: dict) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-__all__ = ["KEPT_EDGE_ANSWERS", "edge_confidence", "edge_frame", "edge_size", "hold_to_edge", "inside_size",
-           "shared_edge_answer", "steepest_growth", "table_digest"]
+__all__ = ["KEPT_EDGE_ANSWERS", "edge_confidence", "edge_frame", "edge_size", "hold_to_edge",
+           "inside_size", "shared_edge_answer", "steepest_growth", "table_digest"]
