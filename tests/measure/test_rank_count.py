@@ -175,6 +175,16 @@ def test_a_count_in_several_different_lines_names_the_regex_first():
         readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
 
 
+def test_copies_whose_count_lines_differ_in_their_timings_are_not_one_job():
+    """s45 CI: two lone copies of LAMMPS each print "Loop time of T on 1 procs ..." with their
+    own T; read as two different lines, the right regex had been blamed (exit 2)."""
+    readings = Readings.of(ranks_regex=r"on (\d+) procs")
+    copies = ("Loop time of 0.412 on 1 procs for 100 steps with 32000 atoms\n"
+              "Loop time of 0.397 on 1 procs for 100 steps with 32000 atoms\n")
+    with pytest.raises(LaunchError, match="not one job .* each rank saw a world of 1"):
+        readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
+
+
 def test_copies_whose_other_line_lies_before_the_tail_are_not_one_job():
     """Was (s45 review RV5): the count came from the whole stdout, the one-line evidence from
     its last 64 KiB, which held one copy's "ranks: 1": a right regex was blamed (exit 2)."""
