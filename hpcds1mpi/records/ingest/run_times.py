@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport
+# the fewest jobs a file's unit is judged on: one number for its run times and its limits
+from .time_limits import MIN_JUDGED
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,8 +44,6 @@ ROUNDING_SHARE = 0.01
 #: Units a run time may be in by mistake: (name, seconds in one, shortest end - start judged:
 #: a job shorter than one unit cannot tell that unit from rounding).
 UNITS = (("minutes", 60.0, 60.0), ("hours", 3600.0, 3600.0), ("milliseconds", 0.001, 10.0))
-#: Fewest jobs the unit of a file's run times is judged on (as its limits' unit is).
-MIN_JUDGED = 20
 
 #: The reasons a job is dropped or noted under.
 LONGER = ("run time longer than end - start (a job runs only between them): its run time or "
