@@ -61,22 +61,16 @@ def _digits(text: str) -> tuple[int, int] | None:
     return printed, -zeros - exp
 
 
-#: The last field of a time in several units ("00:00:01", "1h 2m", "2m54.91s") and its unit.
-_LAST_FIELD = re.compile(r"(\d+(?:\.\d*)?)[ \t]*([a-z]*)$", re.IGNORECASE)
-#: Seconds per unit letter of that last field; a clock's (no letter) is seconds.
-_FIELD_SCALE = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
 def _read(text: str) -> tuple[float, int, int] | None:
     """(seconds per unit, decimals printed, decimals not trailing zeros) of ``text``: of its
     last field where it is a time in several units (a clock's "00:00:01" is read to its
-    seconds, 1 s, not as no number: s45 tester E2; "1h 2m" to its minutes), else of the
-    number (:func:`_digits`); None: no number."""
-    from hpcds1mpi.measure.compound_time import duration
+    seconds, 1 s, not as no number: s45 tester E2; "1h 2m" and "1:05h" to their minutes),
+    else of the number (:func:`_digits`); None: no number."""
+    from hpcds1mpi.measure.compound_time import last_part
 
-    if duration(text) is not None and (last := _LAST_FIELD.search(text.strip())):
-        digits, unit = _digits(last.group(1)), last.group(2)[:1].lower()
-        return (_FIELD_SCALE[unit], *digits) if digits and unit in _FIELD_SCALE else None
+    if (last := last_part(text)) is not None:
+        digits = _digits(last[0])
+        return None if digits is None else (last[1], *digits)
     digits = _digits(text)
     return None if digits is None else (1.0, *digits)
 

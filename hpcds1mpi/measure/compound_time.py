@@ -15,16 +15,21 @@ instead would fail a good run with no regex to offer: pw.x never prints its tota
 past a minute. A time read whole still meets the wall-time check (a clock time of day read as a
 duration is far over it).
 
-What counts, its parts run from the largest unit down with none skipped:
+What counts, its parts run from the largest unit down:
 
-* unit letters: ``[Nd] [Nh] [Nm] [N[.N]s]`` (``min``, ``hr``, ``sec`` spelled out too), two
-  parts or more, blanks, a comma, "and" or a colon between allowed (``3m 3.38s``,
-  ``1h02m03s``, ``1d 2h 3m``, ``1 minutes, 5 seconds``, ``1 minutes and 5 seconds``,
-  ``1h:02m:03s``), a sentence's full stop after (``1m1.01s.``);
+* unit letters: ``[N[.N]d] [N[.N]h] [N[.N]m] [N[.N]s]`` (``min``, ``hr``, ``sec`` spelled out
+  too), two parts or more, a unit a printer left out as zero skipped (``3d 4s``, ``1h 3s``)
+  and a larger part's decimals read (``1.5h 30s``: 5430 s; both were read as their last part,
+  s45), blanks, a comma, "and" or a colon between allowed (``3m 3.38s``, ``1h02m03s``,
+  ``1d 2h 3m``, ``1 minutes, 5 seconds``, ``1 minutes and 5 seconds``, ``1h:02m:03s``), a
+  sentence's full stop after (``1m1.01s.``);
 * a clock: ``m:ss``, ``h:mm:ss`` and Slurm's ``d-hh:mm:ss``, its seconds two digits
   (``0:02.35``; GNU time's ``1:01.00elapsed`` and ``1:05s`` with a word or unit right
   after; ``Elapsed:0:01:01`` with a word's colon right before), never inside a longer
-  ``a:b:c:d`` or after a date's ``-`` or a ``T``;
+  ``a:b:c:d`` or after a date's ``-`` or a ``T``. An hour unit right after a two-field clock
+  makes it hours and minutes, as it is written for "1 h 5 min" (``1:05h``, ``1:05 hours``:
+  3900 s; it was 65 s): the unit names the clock's first field, as ``1:05 min`` is a minute
+  and 5 s;
 
 each part below another under its limit (seconds and minutes under 60, hours under 24 after
 days); anything else is no compound time, and the reading is what it was.
@@ -42,12 +47,16 @@ _BETWEEN = r"(?::|[ \t]*(?:,[ \t]*)?(?:and[ \t]+)?)"
 #: What may not follow a unit letter: another letter, or a decimal's point (a sentence's full
 #: stop may, "1m1.01s."; s45 tester F2).
 _UNIT_END = r"(?![A-Za-z_]|\.\d)"
+#: A part's number: a larger unit's decimals are read too ("1.5h 30s").
+_PART = r"\d+(?:\.\d+)?"
+#: An hour unit's spellings.
+_HOURS = r"h(?:rs?|ours?)?"
 #: A time in unit letters; the parts present are checked by :func:`_seconds`, each unit word
 #: in a group of its own (``d_word`` ...) so that the time ends where its last one does.
 _LETTERS = re.compile(
-    rf"(?<![\w.])(?:(?P<d>\d+)[ \t]*(?P<d_word>d(?:ays?)?){_UNIT_END}{_BETWEEN})?"
-    rf"(?:(?P<h>\d+)[ \t]*(?P<h_word>h(?:rs?|ours?)?){_UNIT_END}{_BETWEEN})?"
-    rf"(?:(?P<m>\d+)[ \t]*(?P<m_word>m(?:ins?|inutes?)?){_UNIT_END}{_BETWEEN})?"
+    rf"(?<![\w.])(?:(?P<d>{_PART})[ \t]*(?P<d_word>d(?:ays?)?){_UNIT_END}{_BETWEEN})?"
+    rf"(?:(?P<h>{_PART})[ \t]*(?P<h_word>{_HOURS}){_UNIT_END}{_BETWEEN})?"
+    rf"(?:(?P<m>{_PART})[ \t]*(?P<m_word>m(?:ins?|inutes?)?){_UNIT_END}{_BETWEEN})?"
     rf"(?:(?P<s>\d+(?:\.\d+)?)[ \t]*(?P<s_word>s(?:ecs?|econds?)?)(?!\w|\.\d))?")
 #: A clock time: ``[d-][h:]m:ss[.f]``, hours' minutes two digits. A word's colon may come
 #: right before ("Elapsed:0:01:01") and a word right after ("1:01.00elapsed", GNU time's;
@@ -55,7 +64,7 @@ _LETTERS = re.compile(
 #: or decimal after.
 _CLOCK = re.compile(
     r"(?<![\w.-])(?<!\d:)(?:(?P<d>\d+)-(?=\d+:\d\d:))?(?:(?P<h>\d+):(?=\d\d:))?(?P<m>\d+):"
-    r"(?P<s>\d\d(?:\.\d+)?)(?![\d_:]|\.\d)")
+    rf"(?P<s>\d\d(?:\.\d+)?)(?![\d_:]|\.\d)(?:[ \t]*(?P<hours>{_HOURS})(?![A-Za-z_]))?")
 #: Characters searched either side of the captured number.
 NEAR = 64
 #: Seconds per unit, the largest first.
@@ -64,27 +73,51 @@ _UNITS = (("d", 86400.0), ("h", 3600.0), ("m", 60.0), ("s", 1.0))
 _LIMIT = {"h": 24, "m": 60, "s": 60}
 
 
+def _parts(match) -> list[tuple[str, str, float]]:
+    """(unit, number as printed, seconds per unit) of each part of a :data:`_LETTERS` or
+    :data:`_CLOCK` ``match``, the largest first; a two-field clock with an hour unit after it
+    read as hours and minutes ("1:05h")."""
+    groups = match.groupdict()
+    if groups.get("hours") and groups["h"] is None and groups["d"] is None:
+        return [("h", groups["m"], 3600.0), ("m", groups["s"], 60.0)]
+    return [(unit, groups[unit], scale) for unit, scale in _UNITS if groups[unit] is not None]
+
+
 def _seconds(match) -> float | None:
     """The seconds of a :data:`_LETTERS` or :data:`_CLOCK` ``match``; None where its parts are
-    fewer than two, skip a unit, or one under a larger part is over its limit."""
-    present = [(unit, float(match.group(unit)), scale) for unit, scale in _UNITS
-               if match.group(unit) is not None]
-    names = "".join(unit for unit, _, _ in present)
-    if len(present) < 2 or names not in "dhms":
+    fewer than two or one under a larger part is over its limit."""
+    present = [(unit, float(text), scale) for unit, text, scale in _parts(match)]
+    if len(present) < 2:
         return None
     if any(value >= _LIMIT[unit] for unit, value, _ in present[1:]):
         return None
     return sum(value * scale for _, value, scale in present)
 
 
+def last_part(text: str | None) -> tuple[str, float] | None:
+    """The last part of ``text``, a time in several units (:func:`duration`), as printed, and
+    its seconds per unit ("1h 2m": "2", 60.0; "1:05h": "05", 60.0); None: no such time."""
+    match = _whole(text)
+    if match is None:
+        return None
+    _, printed, scale = _parts(match)[-1]
+    return printed, scale
+
+
 def duration(text: str | None) -> float | None:
     """The seconds of ``text`` when it is, whole, a time in several units ("2m54.91s":
     174.91); None for any other text (a plain number included)."""
+    match = _whole(text)
+    return None if match is None else _seconds(match)
+
+
+def _whole(text: str | None):
+    """The match of ``text``, whole, as a time in several units; None: it is none."""
     text = (text or "").strip()
     for pattern in (_LETTERS, _CLOCK):
         match = pattern.fullmatch(text)
-        if match is not None and (value := _seconds(match)) is not None:
-            return value
+        if match is not None and _seconds(match) is not None:
+            return match
     return None
 
 

@@ -107,6 +107,8 @@ def test_a_clocks_resolution_is_its_last_fields_unit():
     assert resolution(["00:00:01"]) == resolution(["0:01:05"]) == 1.0
     assert resolution(["1-02:03:04"]) == 1.0 and resolution(["0:02.35"]) == pytest.approx(0.01)
     assert resolution(["1h 2m"]) == 60.0 and resolution(["2m54.91s"]) == pytest.approx(0.01)
+    # an hour unit after a clock makes its last field minutes (s46)
+    assert resolution(["1:05h"]) == 60.0 and resolution(["1.5h 30s"]) == 1.0
     assert coarse_noise([1.0] * 3, ["00:00:01"] * 3) == coarse_noise([1.0] * 3, ["1"] * 3) == 1.0
     assert coarse_note("00:00:01", 4.5, "x").startswith(
         "note: x read 00:00:01 s of a launch of 4.50 s wall time: the program's timer has 1-s "

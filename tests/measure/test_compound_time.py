@@ -7,7 +7,7 @@ import math
 import pytest
 import regex
 
-from hpcds1mpi.measure.compound_time import compound_text, duration, whole_note
+from hpcds1mpi.measure.compound_time import compound_text, duration, last_part, whole_note
 from hpcds1mpi.measure.readings import Readings
 
 #: The end of a real pw.x 6.7 output (Debian's quantum-espresso, Si scf past three minutes),
@@ -75,17 +75,50 @@ def test_a_time_captured_whole_is_read_and_a_clock_time_of_day_is_still_refused(
 @pytest.mark.parametrize("text, seconds", [
     ("2m54.91s", 174.91), ("3m 3.38s", 183.38), ("1h 2m", 3720.0), ("1h02m03s", 3723.0),
     ("1d 2h 3m", 93780.0), ("1 min 30 s", 90.0), ("1:02:03", 3723.0), ("0:02.35", 2.35),
-    ("1-02:03:04", 93784.0),
+    ("1-02:03:04", 93784.0), ("1:05:30h", 3930.0),
 ])
 def test_a_time_in_several_units_is_its_seconds(text, seconds):
     assert duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["54.91", "3.38s", "3d 4s", "1h 3s", "2m 75s", "2 ms",
-                                  "0.0001 h", "1h 61m", "", None])
+@pytest.mark.parametrize("text", ["54.91", "3.38s", "2m 75s", "2 ms", "0.0001 h", "1h 61m",
+                                  "1d 30h", "1:05hits", "", None])
 def test_anything_else_is_no_time_in_several_units(text):
-    # a skipped unit ("3d 4s", orbitals), a part over its limit, a plain number or unit
+    # a part over its limit, a plain number or unit, a word that is no unit after a clock
     assert duration(text) is None
+
+
+@pytest.mark.parametrize("text, seconds, last", [
+    ("1.5h 30s", 5430.0, ("30", 1.0)), ("3d 4s", 259204.0, ("4", 1.0)),
+    ("1h 3s", 3603.0, ("3", 1.0)), ("2 days 5 min", 173100.0, ("5", 60.0)),
+])
+def test_a_skipped_unit_or_a_larger_parts_decimals_are_read(text, seconds, last):
+    """Was (s45): each None, so a regex taking its last part kept that part alone ("30" of
+    "1.5h 30s": 30 s, ok, no word); a printer leaves a zero unit out."""
+    assert duration(text) == pytest.approx(seconds)
+    assert last_part(text) == last
+
+
+@pytest.mark.parametrize("line, pattern, whole", [
+    ("Run time: 1.5h 30s", r"([0-9.]+)s$", "1.5h 30s"),
+    ("Run time: 3d 4s", r"(\d+)s$", "3d 4s"),
+])
+def test_a_captured_last_part_of_a_time_with_a_skipped_unit_is_read_whole(line, pattern,
+                                                                          whole):
+    found = Readings.of(time_regex=pattern).read(line + "\n")
+    assert found["time_text"] == whole and found["time"] == duration(whole)
+
+
+@pytest.mark.parametrize("line, pattern", [
+    ("Run time: 1:05h", r"([0-9:]+)h"), ("Run time: 1:05h", r"(\d+)h"),
+    ("Run time: 1:05 hours", r"([0-9:]+) hours"),
+])
+def test_an_hour_unit_after_a_clock_makes_it_hours_and_minutes(line, pattern):
+    """Was (s45): 1:05h read as 1 min 5 s (65 s). Written after a clock an hour unit names its
+    first field, as "1:05 min" is a minute and 5 s: 1 h 5 min, 3900 s."""
+    found = Readings.of(time_regex=pattern).read(line + "\n")
+    assert found["time"] == 3900.0
+    assert last_part(found["time_text"]) == ("05", 60.0)
 
 
 @pytest.mark.parametrize("pattern, line, whole", [
