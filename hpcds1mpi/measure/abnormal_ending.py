@@ -65,7 +65,8 @@ EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)
 #: A restart or recovery that failed: this run's, which then ended badly ("Recovery failed,
 #: program terminated abnormally", "failed to restart: ...", "error during recovery; ..."; s44
 #: review A1; "Could not restart from checkpoint", "Resume from checkpoint failed", "Restart
-#: not possible", s45 tester F7), not a note on another run. "from" only before a checkpoint:
+#: not possible", s45 tester F7; "No restart possible", "Restart file corrupt", s46), not a
+#: note on another run. "from" only before a checkpoint:
 #: "Resuming from failed step 3" is a recovery from an earlier failure. No two runs of spaces
 #: side by side: a long one made it quadratic, 500 s on a 100 kB line (s45 review RV4).
 FAILED_RECOVERY = re.compile(
@@ -75,7 +76,11 @@ FAILED_RECOVERY = re.compile(
     r"(?:checkpoint|restart|snapshot|dump|chk)\S*(?:\s+file)?\s+(?:\S+\s+)?"
     r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible)\b"
     r"|\b(?:fail(?:ed|s|ure)?|unable|cannot|can't|could(?:\s+not|n't)|errors?)\s+"
-    r"(?:(?:to|in|during|while|on)\s+)?(?:\w+\s+)?(?:restart|resum|recover)", re.IGNORECASE)
+    r"(?:(?:to|in|during|while|on)\s+)?(?:\w+\s+)?(?:restart|resum|recover)"
+    r"|\bno\s+(?:restart|resum|recover)\w*\s+(?:is\s+)?(?:possible|available)\b"
+    r"|\b(?:restart|resum|recover|checkpoint)\w*(?:\s+(?:file|data|dump|point|state)s?)?\s+"
+    r"(?:is\s+|was\s+|are\s+)?(?:corrupt\w*|damaged|invalid|unreadable|truncated|missing)\b",
+    re.IGNORECASE)
 #: A check's verdict that it passed, opening a line that names what it checked: a test suite's
 #: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
 #: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper

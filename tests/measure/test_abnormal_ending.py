@@ -107,6 +107,11 @@ def test_every_real_output_kept_for_tests_but_molds_abnormal_end_keeps_its_verdi
     "Could not restart from checkpoint; program terminated abnormally",
     "Resume from checkpoint failed: terminated abnormally",
     "Restart not possible, terminated abnormally", "Couldn't resume: run ended in error",
+    # s46: a restart's file that is bad, or no restart possible, had read as a note on another
+    # run (its "restart"), and the "No" as denying the ending
+    "Restart file corrupt, run terminated abnormally",
+    "No restart possible, terminated abnormally",
+    "Checkpoint file is corrupted; program terminated abnormally",
 ])
 def test_a_failed_recovery_then_ending_badly_fails_the_run(closing):
     """Was (s44 review A1): any restart / resume / recover word read the line as a note on
