@@ -40,7 +40,7 @@ from hpcds1mpi.launch.directive_request import resolve_directives, scheduler_sco
 from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudget, expand
 from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
-from hpcds1mpi.launch.script_scope import Subshells
+from hpcds1mpi.launch.script_scope import Subshells, lists_apart
 from hpcds1mpi.launch.shell_functions import body_words, subshell_edges
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
@@ -270,8 +270,11 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
-        for command, stdin, before, after in _commands(
-                line := words(cut, lines[number - 1][1], shell=True)):
+        commands = list(_commands(line := words(cut, lines[number - 1][1], shell=True)))
+        apart = lists_apart(commands)  # `export X=1 && ./a &` (s46)
+        for at, (command, stdin, before, after) in enumerate(commands):
+            if at in apart:
+                subshells.apart(script.settings)
             opened, closed = subshell_edges(command)
             subshells.enter(opened, script.settings)
             subshells.start(command, before, after, script.settings)
@@ -314,6 +317,8 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 script.launches.append(launch)
             subshells.finish(whole, after, scope, script.settings, end)
             subshells.leave(closed, scope, script.settings, end)
+            if at in apart.values():
+                subshells.apart_ends(scope, script.settings, end)
         if budget.spent and spent_at is None:  # the line where it ran out
             spent_at = number
     script.scope = scope

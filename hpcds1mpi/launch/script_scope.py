@@ -86,6 +86,9 @@ ARM_ENDS = (";;", ";&", ";;&")
 #: as bash runs them without lastpipe) and what ``&`` sends to the background.
 PIPES = ("|", "|&")
 APART = PIPES + ("&",)
+#: The separators that join commands into one list, which ``&`` at its end sends to the
+#: background whole: ``export X=1 && ./a &`` runs the export in the background too.
+JOINED = PIPES + ("&&", "||")
 
 
 def _head(command: list) -> str:
@@ -106,6 +109,30 @@ def _head(command: list) -> str:
     return "esac" if ends else (raws[0] if raws else "")
 
 
+def lists_apart(commands: list[tuple]) -> dict[int, int]:
+    """The lists of ``commands`` (a line's, as ``(words, stdin, before, after)``) that ``&``
+    sends to the background, two commands or more joined by :data:`JOINED`: first index ->
+    last. Only simple commands whose subshells' parentheses balance within the list: a
+    compound command's frame is :class:`Subshells`' own rule (s46: ``export X=1 && ./a &``
+    had set X for the launch after it)."""
+    from hpcds1mpi.launch.shell_functions import subshell_edges
+
+    found, first = {}, 0
+    while first < len(commands):
+        last = first
+        while commands[last][3] in JOINED and last + 1 < len(commands):
+            last += 1
+        depth, flat = 0, commands[last][3] == "&" and last > first
+        for command, *_ in commands[first:last + 1] if flat else ():
+            opened, closed = subshell_edges(command)
+            depth += opened - closed
+            flat = flat and depth >= 0 and _head(command) not in OPENERS + CLOSERS
+        if flat and depth == 0:
+            found[first] = last
+        first = last + 1
+    return found
+
+
 class Subshells:
     """The subshells open where the script reader is, so that each one's assignments end with
     it, as bash's do (s45 S1: ``( export OMP_NUM_THREADS=8; ./prep )`` had set the threads of
@@ -115,7 +142,7 @@ class Subshells:
     before, kept at its first assignment there — leaving costs what the subshell assigned, not
     the whole scope —, and its kind: ``(``; ``{`` for a compound command, a subshell only if
     it closes before ``|`` or ``&``; ``|`` for one that a pipe opened; ``&`` for one simple
-    command apart."""
+    command apart; ``&&`` for a list apart (:func:`lists_apart`)."""
 
     def __init__(self) -> None:
         self._open: list[tuple[int, dict[str, tuple[str | None, int]], str]] = []
@@ -150,6 +177,15 @@ class Subshells:
                 if self._open:  # what the one around it gets back, should it be a subshell
                     for name, was in before.items():
                         self._open[-1][1].setdefault(name, was)
+
+    def apart(self, settings: list) -> None:
+        """A list that runs in the background starts (:func:`lists_apart`)."""
+        self._open.append((len(settings), {}, "&&"))
+
+    def apart_ends(self, scope: dict, settings: list, at: int) -> None:
+        """That list ends at text offset ``at``: its assignments end with it."""
+        if self._open and self._open[-1][2] == "&&":
+            self._leave(scope, settings, at)
 
     def assigned(self, scope: dict, name: str, place: int) -> None:
         """The script assigns ``name`` (its assignment ``place`` in the list), ``scope`` as

@@ -75,6 +75,14 @@ def test_asking_launches_after_many_subshells_takes_time_linear_in_the_script():
     "for n in 2; do export OMP_NUM_THREADS=$n; done | tee log\n",
     "if true; then export OMP_NUM_THREADS=2; fi &\n",
     "(while read n; do export OMP_NUM_THREADS=2; done) < list\n",
+    # s46: a list that ``&`` sends to the background, every command of it
+    "export OMP_NUM_THREADS=2 && ./a &\nwait\n",
+    "./x && export OMP_NUM_THREADS=2 || ./a &\nwait\n",
+    "(export OMP_NUM_THREADS=2 && ./a) &\nwait\n",
+    # a compound command in a pipeline (read so since s45 RV1; kept)
+    "case $P in\n  big)\n    export OMP_NUM_THREADS=2\n    ;;\nesac | tee log\n",
+    "case $P in\n  big)\n    export OMP_NUM_THREADS=2\n    ;;\nesac &\n",
+    "echo | case $P in\n  big)\n    export OMP_NUM_THREADS=2\n    ;;\nesac\n",
 ])
 def test_a_background_job_or_a_pipeline_stage_is_a_subshell(body):
     """s45 tester F3: bash runs ``cmd &``, ``{ ...; } &`` and every stage of a pipeline in a
@@ -97,6 +105,8 @@ def test_a_background_job_or_a_pipeline_stage_is_a_subshell(body):
     ("setup() {\n  export OMP_NUM_THREADS=2\n}\n", "2"),  # read in place, as before
     ("./prep && export OMP_NUM_THREADS=2\n", "2"),
     ("./prep &\nexport OMP_NUM_THREADS=2\n", "2"),
+    ("./prep & export OMP_NUM_THREADS=2 && ./post\n", "2"),  # only ./prep is apart
+    ("export OMP_NUM_THREADS=2 && ./prep | tee log\n", "2"),
     ("case $1 in\n  a) export OMP_NUM_THREADS=3 ;;\nesac\n{ export OMP_NUM_THREADS=2; }\n",
      "2"),
     ("(export OMP_NUM_THREADS=3; for n in 2; do export OMP_NUM_THREADS=2; done)\n", "1"),
@@ -105,6 +115,15 @@ def test_a_group_of_the_scripts_own_still_sets_its_variables(body, threads):
     script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n" + body
                          + "srun ./app\n")
     assert script.launches[-1].scope["OMP_NUM_THREADS"] == threads
+
+
+def test_a_launch_in_a_background_list_sees_the_lists_variables():
+    """s46: the list's export reaches its own launch, not the one after the list."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport OMP_NUM_THREADS=1\n"
+                         "export OMP_NUM_THREADS=2 && srun ./app &\nwait\nsrun ./app\n")
+    assert [launch.scope["OMP_NUM_THREADS"] for launch in script.launches] == ["2", "1"]
+    assert [[s.line for s in script.settings_before(launch) if s.name == "OMP_NUM_THREADS"]
+            for launch in script.launches] == [[3, 4], [3]]
 
 
 def test_a_launch_inside_a_background_group_sees_the_groups_variables():
