@@ -20,12 +20,20 @@ def _given(args: list[str], option: str) -> str | None:
     """The value of ``option X`` or ``option=X`` among a launched program's ``args`` (click
     takes both), the last one given, as click and argparse take a repeated option (s45
     tester F10: the first was read); None where it is not given."""
+    given = _given_as(args, (option,))
+    return None if given is None else given[1]
+
+
+def _given_as(args: list[str], options: tuple[str, ...]) -> tuple[str, str] | None:
+    """(the spelling, the value) of the last of ``options`` given among ``args``, as
+    :func:`_given` reads one; None where none is given."""
     given = None
     for k, word in enumerate(args):
-        if word == option and k + 1 < len(args):
-            given = args[k + 1]
-        elif word.startswith(option + "="):
-            given = word[len(option) + 1:]
+        for option in options:
+            if word == option and k + 1 < len(args):
+                given = option, args[k + 1]
+            elif word.startswith(option + "="):
+                given = option, word[len(option) + 1:]
     return given
 
 
@@ -91,12 +99,16 @@ def precision_of(script: "JobScript", launch: "Launch | None") -> tuple[str, boo
     """(precision, whether the script says it): ``--precision X`` / ``--precision=X``, or
     HPCDS1MPI_PRECISION set on the launch line or before it (:func:`_variable`). A value
     ``run --precision`` would refuse (``single``, ``FP32``) is said, with fp64 read, in a note
-    naming it: the script does say a precision, one not read (s45 tester F10)."""
-    given = _given(launch.args, "--precision") if launch is not None else None
+    naming it: the script does say a precision, one not read (s45 tester F10). A program of
+    the user's may spell it ``-precision X`` (Go's flag package, GROMACS-style options: it was
+    "not said", s46); ``hpcds1mpi run`` takes ``--precision`` alone."""
+    spellings = ("--precision",) if _own_run(launch) else ("--precision", "-precision")
+    spelled, given = (_given_as(launch.args, spellings) if launch is not None else None) \
+        or ("", None)
     if given in PRECISIONS:
         return given, True
     if given is not None:
-        script.note(f"line {launch.line}: --precision {given} is not a precision hpcds1mpi "
+        script.note(f"line {launch.line}: {spelled} {given} is not a precision hpcds1mpi "
                     f"knows ({', '.join(PRECISIONS)}, the spellings `hpcds1mpi run --precision` "
                     "takes); fp64 assumed")
         return "fp64", True

@@ -89,6 +89,31 @@ def test_a_precision_hpcds1mpi_does_not_know_is_named_not_called_unsaid(args, gi
     assert list(choice.choices) == list(PRECISIONS)
 
 
+@pytest.mark.parametrize("args, precision", [
+    ("-precision fp32", ("fp32", True)), ("-precision=bf16", ("bf16", True)),
+    ("--precision fp64 -precision fp32", ("fp32", True)),
+])
+def test_a_programs_one_dash_precision_is_read_as_the_two_dash_one(args, precision):
+    """Was (s45): ``-precision fp32`` (Go's flag package takes one dash or two) was "the
+    script does not say the precision", fp64."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script(f"#SBATCH -N 1\nsrun ./app {args} 8\n")
+    assert precision_of(script, script.launch) == precision
+
+
+def test_a_one_dash_precision_unknown_is_named_as_written_and_hpcds1mpi_run_takes_two():
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#SBATCH -N 1\nsrun ./app -precision single 8\n")
+    assert precision_of(script, script.launch) == ("fp64", True)
+    assert any("-precision single is not a precision" in n and "--precision single" not in n
+               for n in script.notes)
+    # click reads no -precision: hpcds1mpi run's precision is its --precision alone
+    script = read_script("#SBATCH -N 1\nsrun hpcds1mpi run gemm -precision fp32\n")
+    assert precision_of(script, script.launch) == ("fp64", False)
+
+
 def test_a_repeated_precision_option_takes_its_last_value():
     """s45 tester F10: ``--precision=fp64 --precision fp32`` was read as fp64; click and
     argparse take the last."""
