@@ -252,7 +252,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # such a kill of the user's jobs of this name (or with this request) unsaid.
     kills = killed_at_limit(hist, users & ended, mine, name_rows, like, workload,
                             request_given=bool(time_limit_s), like_what=like_what,
-                            request_s=time_limit_s)
+                            request_s=time_limit_s or proposal.time_s)  # no request: its own
     heed_kills(proposal, kills, time_limit_s, partition_limit_s)
     proposal.stopped = stopped_like(hist, stopped, f"named {workload!r}" if named
                                     else like_what if time_limit_s else "", proposal.time_s)

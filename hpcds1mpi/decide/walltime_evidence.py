@@ -52,8 +52,8 @@ class Kills:
         n_any: the user's completed jobs of any kind.
         longest_any_s: the longest of their runs (s); None when there are none.
         proposed_s: the proposal before the kills were heeded (s; set by :func:`heed_kills`).
-        n_within: of the ``n_done`` completed jobs, how many ran within the request (None: no
-            request given).
+        n_within: of the ``n_done`` completed jobs, how many ran within the request, or,
+            given none, within the proposal (None: not measured).
         kill_ranks: where each kill stands among those jobs and the kills, newest first by
             end time (0: the newest).
     """
@@ -281,8 +281,8 @@ def killed_at_limit(hist: pd.DataFrame, ended: np.ndarray, done: np.ndarray,
     completed) like this one: of this name (``name_rows``) where the history knows it, else
     those ``like`` it (:func:`like_rows`, named ``like_what``) -- where no request was given,
     at a time limit that the user's completed jobs like it asked for (none such: no kill is
-    like it). ``request_s``: the request the completed ones are measured against
-    (``Kills.n_within``)."""
+    like it). ``request_s``: the request the completed ones are measured against, or, given
+    none, the proposal (``Kills.n_within``)."""
     status = hist["status"].astype("string").str.lower() if "status" in hist \
         else pd.Series(pd.NA, index=hist.index, dtype="string")
     raw = hist["state_raw"].astype("string").str.upper() if "state_raw" in hist \
@@ -345,6 +345,11 @@ def heed_kills(proposal, kills: Kills | None, time_limit_s: float | None,
         proposal.killed_ignored = kills
         return
     proposal.killed = kills
+    if not time_limit_s and kills.held_most(proposal.quantile):
+        # Given no request, the proposal held the share it is meant to of the user's like
+        # jobs, the kills counted past it: they are the few it is meant to miss, said, not
+        # doubled (as a request is kept so: s45 tester C1, F5; s46).
+        return
     if time_limit_s and time_limit_s <= kills.run_s * (1 + 1e-9):
         # The user's own request, at or under a kill: going lower only kills sooner.
         proposal.time_s, proposal.tight = float(time_limit_s), False

@@ -172,7 +172,8 @@ class WalltimeProposal:
                     f"{'was' if kills.n == 1 else 'were'} killed at {kills.limit_s:.0f} s "
                     "(TIMEOUT): it allows no more")
         elif kills is not None and kills.held_most(self.quantile):
-            case = (f"kept your request: {kills.n_within} of your {kills.n + kills.n_done} jobs "
+            case = (f"{'kept your request' if self.request_s else 'not raised for kills'}: "
+                    f"{kills.n_within} of your {kills.n + kills.n_done} jobs "
                     f"{kills.whose} ran within it, {kills.n} killed at {kills.limit_s:.0f} s "
                     "(TIMEOUT)")
         elif kills is not None:
@@ -288,8 +289,8 @@ class WalltimeProposal:
         if kills.held_most(self.quantile):
             return (f"walltime: {kills.n} of your {n} jobs {kills.whose} {was} {killed}; "
                     f"{within} ran within it ({_percent(within / n)} %), at least the "
-                    f"{_percent(self.quantile)} % a walltime is meant to cover, so the request "
-                    "stands")
+                    f"{_percent(self.quantile)} % a walltime is meant to cover, so "
+                    + ("the request stands" if self.request_s else "it is not raised above them"))
         recent = kills.recent_kills(self.quantile) if within is not None else None
         if recent is not None and within >= self.quantile * n:
             # The share held overall, but the newest runs outgrew the request (s45 tester F5).

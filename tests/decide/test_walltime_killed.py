@@ -235,3 +235,24 @@ def test_kills_among_the_newest_weigh_only_where_so_many_are_unlikely_by_chance(
     assert last((0, 1, 40, 60, 80))[-1].startswith(
         "warning: your 2 newest jobs named 'sim' were killed at 3600 s")
     assert "100.0 % of the newest 10 completed history jobs were covered" in last((0,))[0]
+
+
+def test_without_a_request_a_few_kills_beside_many_runs_within_the_proposal_keep_it():
+    """s46 (s45's left list): given no request, 1 kill beside 60 runs of that name within the
+    proposal raised it to twice the kill (122 s), whatever the share killed; a request is kept
+    so (s45 tester C1). The share now weighs the same way: said, not doubled."""
+    history = _within_then_killed(kills=(61.0,), n_done=60)
+    p = propose_walltime(history, "alice", workload="w_timeout", partition="debug", procs=1,
+                         nodes=1, predictor_args=SMALL)
+    assert p.killed is not None and p.killed_from_s is None and p.time_s < 61.0
+    assert (p.killed.n, p.killed.n_done, p.killed.n_within) == (1, 60, 60)
+    lines = p.lines()
+    assert "not raised for kills: 60 of your 61 jobs named 'w_timeout' ran within it, 1 " \
+        "killed at 60 s (TIMEOUT)" in lines[0]
+    assert lines[-1].startswith("walltime: 1 of your 61 jobs named 'w_timeout' was killed at "
+                                "60 s (TIMEOUT, after up to 61 s); 60 ran within it")
+    assert lines[-1].endswith("so it is not raised above them")
+    # the newest killed too often still raise it, as for a request (s45 tester F5)
+    p = propose_walltime(_within_then_killed(), "alice", workload="w_timeout",
+                         partition="debug", procs=1, nodes=1, predictor_args=SMALL)
+    assert p.killed_from_s is not None and p.time_s == 126.0
