@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Union
 
 from hpcds1mpi import SHIPPED_MODEL
-from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_JOULES, MAX_SECONDS, MAX_SIZE
+from hpcds1mpi.schemas.limits import MAX_COUNT, MAX_JOULES, MAX_MEMORY_GB, MAX_SECONDS, MAX_SIZE
 from hpcds1mpi.api_answers import (PREDICTED, Prediction, Predictions, Recommendation,
                                    prediction_from_scores)
 from hpcds1mpi.config import DEVICES, Configuration
@@ -51,6 +51,8 @@ Arguments (a wrong one is one ConfigError naming it):
     energy_budget_j: joules, above 0 and at most {MAX_JOULES:.3g}.
     objective: 'time', 'energy', 'edp' or 'balanced'; device: {' or '.join(map(repr, DEVICES))}.
     coverage (quantile in hpcds1mpi.decide.walltime): from 0.5 to below 1.
+    account (hpcds1mpi.decide.walltime): non-blank text; mem_req_gb (there too): GB, 0 to
+    {MAX_MEMORY_GB * MAX_COUNT:.3g}.
     Integers stand for floats (deadline_s=60); numpy numbers are taken as numbers; None leaves
     an optional argument out.
 """

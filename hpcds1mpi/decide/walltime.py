@@ -90,7 +90,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     check_api_arguments("propose_walltime", required=("user",), user=user, workload=workload,
                         partition=partition, nodes=nodes, procs=procs,
                         time_limit_s=time_limit_s, quantile=quantile,
-                        partition_limit_s=partition_limit_s)
+                        partition_limit_s=partition_limit_s, account=account,
+                        mem_req_gb=mem_req_gb)  # s46: those two were taken unchecked
     submit_time = submit_time_argument(submit_time)
     from hpcds1mpi.surrogates.job_runtime import MIN_TRAIN, RuntimePredictor
     from hpcds1mpi.surrogates.submit_features import (completed_mask, end_times,

@@ -21,13 +21,16 @@ from hpcds1mpi.config import DEVICES, Configuration
 from hpcds1mpi.errors import ConfigError, HpcdsError
 
 from .base import Count, Joules, Schema, Seconds, Size, validate
+from .limits import MAX_COUNT, MAX_MEMORY_GB
 
 Text = Annotated[StrictStr, Field(min_length=1, pattern=r"\S")]
 #: The share of jobs a walltime is meant to cover.
 Share = Annotated[float, Field(ge=0.5, lt=1.0)]
+#: A job's requested memory (GB), in the job table's range (``schemas.jobs.JOB_RANGES``).
+JobMemoryGB = Annotated[float, Field(ge=0.0, le=MAX_MEMORY_GB * MAX_COUNT)]
 
 
-_TEXTS = ("workload", "partition", "user", "job_name")
+_TEXTS = ("workload", "partition", "user", "job_name", "account")
 
 
 class ApiArguments(Schema):
@@ -48,6 +51,8 @@ class ApiArguments(Schema):
     procs: Optional[Count] = None
     time_limit_s: Optional[Seconds] = None
     partition_limit_s: Optional[Seconds] = None  # decide.walltime.propose_walltime's
+    account: Optional[Text] = None  # decide.walltime.propose_walltime's (s46)
+    mem_req_gb: Optional[JobMemoryGB] = None  # decide.walltime.propose_walltime's (s46)
     coverage: Share = 0.95
     quantile: Share = 0.95  # decide.walltime.propose_walltime's name for coverage
 
@@ -67,7 +72,7 @@ def check_api_arguments(function: str, *, required: tuple[str, ...] = (), **valu
             raise ConfigError(f"{function}(): {key} is blank, got {value!r}; give a name")
 
     floats = ("deadline_s", "energy_budget_j", "time_limit_s", "partition_limit_s", "coverage",
-              "quantile")
+              "quantile", "mem_req_gb")
 
     def plain(key, value):  # numpy scalars as Python numbers; ints stand for floats
         if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -276,6 +276,12 @@ def test_only_dropped_jobs_are_said_with_what_was_read():
     ({"submit_time": "yesterday"}, "submit_time 'yesterday' is not a date and time"),
     ({"partition_limit_s": -5}, "partition_limit_s must be > 0, got -5.0"),  # s45 tester F9
     ({"partition_limit_s": float("inf")}, "partition_limit_s must be a finite number"),
+    # s46: account and mem_req_gb were taken unchecked
+    ({"account": 5}, "account must be a string, got 5"),
+    ({"account": " "}, "account is blank, got ' '"),
+    ({"mem_req_gb": -1}, "mem_req_gb must be >= 0, got -1.0"),
+    ({"mem_req_gb": "4G"}, "mem_req_gb must be a number, got '4G'"),
+    ({"mem_req_gb": float("nan")}, "mem_req_gb must be a finite number"),
 ])
 def test_the_module_function_refuses_what_the_package_function_refuses(given, said):
     """s45 tester C3: the README's ``decide.walltime.propose_walltime`` took a -5-s request
