@@ -181,6 +181,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                "--output-file": output_file,
                "--workdir": workdir, "--setup": setup, "--mpiexec": mpiexec_path,
                "--launcher-args": launcher_args, "--launcher": launcher, "--mpi": mpi_plugin})
+    if resume and out and not list_only:  # a damaged campaign shard: resubmit's line (s46)
+        from hpcds1mpi.measure.campaign_damaged import check_resumable
+
+        check_resumable(out)
     if launch is not None:
         from hpcds1mpi.commands.sweep_launch import launch_sweep
 
