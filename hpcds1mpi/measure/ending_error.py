@@ -91,7 +91,8 @@ def ending_error(stdout: str, stderr: str) -> str:
             said, last = with_message(kept, i)
             if last == end and not _is_value(said):  # its message too ("Error:" over a value)
                 return clipped(printable(said, keep="\t"), 300)
-        if (quit_ := QUIT_LINE.search(kept[end])) and not counts_none(kept[end][:quit_.start()]):
+        if (quit_ := QUIT_LINE.search(kept[end])) and \
+                not counts_none(kept[end][:quit_.start()], quit_[0]):
             return clipped(printable(kept[end], keep="\t"), 300)
         if (cause := CAUSE_THEN_QUIT.search(kept[end])) and \
                 not counts_none(kept[end][:cause.start()]):
@@ -105,7 +106,8 @@ def ending_error(stdout: str, stderr: str) -> str:
 #: ("press q to abort", "will abort"): "aborting" mid-run with output after it, or a word
 #: holding "abort" ("abortion", "MPI_Abort_hook"), stays ``ok``; so does a count of none
 #: before it (:func:`~hpcds1mpi.measure.none_counted.counts_none`: "Finished: 10 done, 0
-#: aborted", "Done. 0 of 10 tasks aborted"), not an id ("task: 0 aborted") or a count of some.
+#: aborted", "Done. 0 of 10 tasks aborted"), not an id ("task: 0 aborted"), a count of some,
+#: or a quit's reason ("Setup: no GPU found aborting", s46 review RV6).
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)

@@ -8,7 +8,9 @@ with errors") and :mod:`.ending_error` ("aborted") alike. An id is not a count: 
 terminated abnormally", "node=0 aborted", "task: 0 aborted", "Process 0 aborted" (s44 review
 A2, E1) say that part of the run failed; nor is a count of some ("4 ranks aborted", s44 review
 E2). A count after the words ("Ranks that exited abnormally: 0") is no closing verb: the
-modules' own patterns leave it be.
+modules' own patterns leave it be. Nor is a verb in "-ing" one a tally closes: "ERROR - no
+restart file found aborting" is the program quitting now, its reason a thing found none of
+(s46 review RV6), where "0 of 10 tasks aborted" counts what happened.
 """
 
 from __future__ import annotations
@@ -29,11 +31,17 @@ ID_NAME = re.compile(
     r"(?:\b(?:my|i)?(?:rank|node|task|proc|process|processor|pe|thread|worker|job|host|gpu|"
     r"device|core|cpu|id|image|replica|instance|member|client|slave)(?:\s*[:#=])?|\w\s*=)"
     r"\s*$", re.IGNORECASE)
+#: A verb of the program's own act now ("aborting", "terminating", "exiting"), which no tally
+#: closes.
+ACTING = re.compile(r"^\w+ing\b", re.IGNORECASE)
 
 
-def counts_none(before: str) -> bool:
-    """Whether ``before``, a line's words up to its closing verb, ends with a count of none
-    (:data:`NONE_COUNTED`) that is no id (:data:`ID_NAME`: "rank=0 ", "task: 0 ")."""
+def counts_none(before: str, verb: str = "") -> bool:
+    """Whether ``before``, a line's words up to its closing ``verb``, ends with a count of none
+    (:data:`NONE_COUNTED`) that is no id (:data:`ID_NAME`: "rank=0 ", "task: 0 "), and the
+    verb is none of the program's own act now (:data:`ACTING`)."""
+    if ACTING.match(verb):
+        return False
     tally = NONE_COUNTED.search(before)
     if not tally:
         return False

@@ -189,6 +189,17 @@ def test_an_id_or_a_count_of_real_aborts_closing_the_output_stays_failed(last):
 
 
 @pytest.mark.parametrize("last", [
+    "ERROR - no restart file found aborting", "Setup: no GPU found aborting",
+    "init: no input deck aborting.", "mesh.c:120: no cells left aborting",
+])
+def test_a_quit_after_a_thing_found_none_of_is_failed(last):
+    """Was (s46 review RV6): "no restart file found" read as a tally of none before the quit,
+    so these bad runs were kept ok; "aborting" is the program's act now, no count's verb."""
+    assert classify({**BASE, "stdout": f"step 1\n{last}\n"}, 60) == (
+        "failed", f"exit 0, but the program ended with: {last}")
+
+
+@pytest.mark.parametrize("last", [
     "node=0 aborted", "task: 0 aborted", "Rank: 0 of 4 aborted", "myrank=0 aborted",
     "4 ranks aborted", "2 jobs aborted.",
 ])

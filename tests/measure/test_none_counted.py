@@ -29,6 +29,17 @@ def test_an_id_a_count_of_some_or_other_words_is_none(before):
     assert not counts_none(before)
 
 
+@pytest.mark.parametrize("before, verb", [
+    ("Setup: no GPU found ", "aborting"), ("ERROR - no restart file found ", "aborting"),
+    ("Summary: 0 jobs ", "terminating"),
+])
+def test_no_count_closes_the_programs_own_act_now(before, verb):
+    """s46 review RV6: "no GPU found aborting" is a quit, not "0 aborted"."""
+    assert counts_none(before)  # the words alone read as a count ...
+    assert not counts_none(before, verb)  # ... but not before a verb of the act now
+    assert counts_none(before, "aborted")
+
+
 def test_both_readers_of_a_closing_line_use_the_one_count():
     """s44 review: abnormal_ending's NONE_COUNTED and ending_error's _COUNTED were one idea
     in two patterns, which drifted (an id read as a count in both)."""
