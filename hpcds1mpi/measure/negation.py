@@ -24,15 +24,28 @@ NEAR = 80
 #: from scratch", "will not start afresh", "does not fall back", "no fallback"), one word
 #: between at most, and not what it could not read ("cannot open chk.h5 starting from scratch"
 #: is a file's trouble the program went on from); a bare "not" or "no" only right before it or
-#: its verb ("not starting from scratch"; "not found starting ..." is the file's).
+#: its verb ("not starting from scratch"; "not found starting ..." is the file's). Nor what
+#: the clause tells the user to do for it: an instruction opening the clause with the phrase
+#: its aim ("set restart=no to start from scratch", "remove -cpi to start from scratch", "pass
+#: --reset to reset ...") or a pointer to the manual ("(see the manual for the defaults
+#: used)") or an option's name ("--reset", "-continue"): advice on a refusal, no program
+#: that went on (s46 review RV5); a verb with no object is a past one ("set to 4 instead").
 CANNOT = re.compile(r"\b(?:cannot|can ?not|can't|could(?: not|n't)|will not|won't|would not|"
                     r"wouldn't|(?:does|do|did) not|doesn't|don't|didn't|unable to|not able to|"
                     r"refus\w* to|fail(?:ed|s)? to)\s+(?:(?:simply|just|safely|automatically)\s+)?"
                     r"(?:(?!open|read|find|load|locate|access)\w+\s+)?$|"
-                    r"\b(?:not|no|never)\s+(?:(?:be|start|go|do)\w*\s+)?$", re.IGNORECASE)
-#: Words right after a phrase that deny it: "fall back not possible", "restart impossible".
+                    r"\b(?:not|no|never)\s+(?:(?:be|start|go|do)\w*\s+)?$|"
+                    r"(?:^|\()\W*(?:(?:please|or|and|then|else|otherwise|you\s+(?:can|could|may|"
+                    r"must|should|need\s+to|have\s+to))\s+)*(?:(?:set|unset|remove|delete|use|pass|"
+                    r"add|give|specify|provide|supply|rerun|re-run|edit|change|enable|omit|rename|"
+                    r"select|choose)\s+(?!to\b)\S.*\bto\s+(?:\w+\s+)?|"
+                    r"(?:see|consult|refer\s+to)\s.*)$|(?:^|\s)--?$", re.IGNORECASE)
+#: Words right after a phrase that deny it: "fall back not possible", "restart impossible",
+#: "fallback disabled", "defaults are used only with -d" (s46 review RV5).
 NOT_POSSIBLE = re.compile(r"^\s*(?:(?:is|was|are|were)\s+)?(?:not\s+possible|impossible|"
-                          r"not\s+allowed|failed|fails)\b", re.IGNORECASE)
+                          r"not\s+allowed|failed|fails|disabled|(?:turned|switched)\s+off|"
+                          r"not\s+(?:enabled|available|supported)|unavailable|unsupported|"
+                          r"only\s+(?:with|if|when))\b", re.IGNORECASE)
 #: A word denied right before it, at most one word between: "does not exceed", "doesn't
 #: exceed", "never fails", "to avoid failure", "without error", "prevent a failure".
 DENIED = re.compile(r"(?:\b(?:not|never|no|without|avoid(?:s|ed|ing)?|prevent(?:s|ed|ing)?)|"

@@ -88,6 +88,23 @@ def test_a_missing_file_the_program_went_on_from_is_no_failure(output):
         assert fom_miss_problem(readings, readings.read(out, err), (out, err)) == ""
 
 
+@pytest.mark.parametrize("line", [
+    "ERROR: restart file chk.h5 not found; set restart=no to start from scratch",
+    "Error: cannot open input.in; fallback disabled",
+    "FATAL: params.txt not found - the built-in defaults are used only with -d",
+    "Cannot open checkpoint state.cpt: remove -cpi to start from scratch",
+    "ERROR: input.dat not found (see the manual for the defaults used)",
+    "Error: config.yml not found; pass --reset to reset settings to factory values",
+])
+def test_a_refusal_advising_how_to_go_on_still_fails(line):
+    """Was (s46 review RV5): a refusal's advice ("to start from scratch"), or a fallback said
+    to be off, read as a program that went on; the run, which did nothing, was kept ok."""
+    readings = Readings.of(fom_regex=r"Rate: ([0-9.]+)")
+    out = f"{line}\nTiming: 0.01 s\nBye.\n"
+    assert fom_miss_problem(readings, readings.read(out), (out, "")).endswith(
+        f"the program said: {line}")
+
+
 @pytest.mark.parametrize("output", ["input.cfg not found\ncannot continue without it\n",
                                     "input.cfg not found\nstep 1 done\n"])
 def test_a_missing_file_not_gone_on_from_on_the_next_line_still_fails(output):

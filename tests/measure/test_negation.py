@@ -28,6 +28,23 @@ def test_a_phrase_after_another_clauses_denial_is_found(line):
     assert GOES_ON.search(line) is not None
 
 
+@pytest.mark.parametrize("line", [
+    "chk.h5 not found; set restart=no to start from scratch",
+    "remove -cpi to start from scratch", "or you can pass --new to start from scratch",
+    "(see the manual for the fallback)", "rerun with --continue", "fallback disabled",
+    "fall back is not enabled", "fall back only with -d"])
+def test_advice_or_a_phrase_said_to_be_off_is_not_found(line):
+    """s46 review RV5: a refusal's advice to the user is no program that went on."""
+    assert GOES_ON.search(line) is None
+
+
+@pytest.mark.parametrize("line", [
+    "value out of range; set to 4 and continuing", "chk.h5 missing: going to start from scratch",
+    "will start from scratch", "trying to continue"])
+def test_a_program_saying_what_it_does_is_no_advice(line):
+    assert GOES_ON.search(line) is not None
+
+
 def test_a_later_match_not_denied_is_found():
     match = GOES_ON.search("cannot continue with rank 3; continuing with the rest")
     assert match is not None and match.group() == "continuing"
