@@ -29,7 +29,7 @@ id is no count: "rank=0 terminated abnormally" fails, s44 review A2), is a warni
 (:data:`~hpcds1mpi.measure.error_cause.WARNING`), speaks of another run
 (:data:`EARLIER_RUN`: "Restarting: previous run terminated abnormally"; not a recovery of this
 run's that failed, :data:`FAILED_RECOVERY`: "Recovery failed, program terminated abnormally",
-s44 review A1), says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`:
+s44 review A1; "Restart file read without errors" worked, s46 review RV1), says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`:
 "task 3 exited with errors, continuing") or is a check's verdict that it passed
 (:data:`CHECK_PASSED`: "PASSED: handles abnormal termination", s44 review A3), and one
 followed by more lines than a trailer's, leave the run ``ok`` (s44 tester O1-O3: a good run
@@ -81,6 +81,10 @@ FAILED_RECOVERY = re.compile(
     r"|\b(?:restart|resum|recover|checkpoint)\w*(?:\s+(?:file|data|dump|point|state)s?)?\s+"
     r"(?:is\s+|was\s+|are\s+)?(?:corrupt\w*|damaged|invalid|unreadable|truncated|missing)\b",
     re.IGNORECASE)
+#: A failed recovery's word of failure, which a denial right before it turns into a recovery
+#: that worked: "Restart file read without errors", "Recovered from checkpoint without failure"
+#: (s46 review RV1).
+_FAILURE_WORD = re.compile(r"\b(?:fail\w*|unsuccessful|impossible|errors?)\b", re.IGNORECASE)
 #: A check's verdict that it passed, opening a line that names what it checked: a test suite's
 #: "PASSED: handles abnormal termination", "[  OK  ] abnormal exit", "ok 3 - abnormal end",
 #: "PASS: ..." (s44 review A3); the words name a case tested, not how this run ended. Upper
@@ -125,19 +129,41 @@ def abnormal_ending(stdout: str, stderr: str) -> str:
         for at in reversed(written[-TRAILER_LINES:]):
             said = kept[at]
             ended = ENDED_BADLY.search(said)
-            # a failed recovery's own "not" ("Could not restart", "Restart not possible")
-            # denies the recovery, not the ending (s45 tester F7)
-            if not ended or NOT_BADLY.search(FAILED_RECOVERY.sub(" ", said)) or \
+            failed = _failed_recoveries(said)
+            if not ended or NOT_BADLY.search(_without(said, failed)) or \
                     NO_ERROR.search(said) or \
                     counts_none(said[:ended.start()]) or WARNING.search(said) or \
                     WENT_ON.search(said) or CHECK_PASSED.search(said) or \
-                    (EARLIER_RUN.search(said) and not FAILED_RECOVERY.search(said)):
+                    (EARLIER_RUN.search(said) and not failed):
                 continue
             words = clipped(printable(_DECORATION.sub("", said), keep="\t"), 120)
             error = clipped(printable(_last_error(kept[:at]), keep="\t"), 300)
             cause = f": {error}" if error else ""
             return f"exit 0, but the program said \"{words}\"{cause}"
     return ""
+
+
+def _failed_recoveries(said: str) -> list[re.Match]:
+    """The failed recoveries (:data:`FAILED_RECOVERY`) a line ``said`` tells of, but those
+    whose word of failure (:data:`_FAILURE_WORD`) is denied right before it
+    (:data:`~hpcds1mpi.measure.negation.DENIED`: "read without errors" is a recovery that
+    worked, s46 review RV1)."""
+    from hpcds1mpi.measure.negation import DENIED, NEAR
+
+    failed = []
+    for found in FAILED_RECOVERY.finditer(said):
+        word = _FAILURE_WORD.search(said, found.start(), found.end())
+        if word is None or not DENIED.search(said[max(0, word.start() - NEAR):word.start()]):
+            failed.append(found)
+    return failed
+
+
+def _without(said: str, failed: list[re.Match]) -> str:
+    """``said`` with the ``failed`` recoveries' words blanked: their own "not" ("Could not
+    restart", "Restart not possible") denies the recovery, not the ending (s45 tester F7)."""
+    for found in reversed(failed):
+        said = f"{said[:found.start()]} {said[found.end():]}"
+    return said
 
 
 def _last_error(kept: list[str]) -> str:

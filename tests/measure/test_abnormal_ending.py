@@ -133,6 +133,17 @@ def test_a_restart_from_another_run_that_ended_badly_stays_ok(closing):
 
 
 @pytest.mark.parametrize("closing", [
+    "Restart file read without errors; previous run terminated abnormally",
+    "Recovered from checkpoint without failure; the previous run terminated abnormally",
+    "Restart never failed; previous run terminated abnormally",
+])
+def test_a_recovery_said_to_have_worked_is_no_failed_one(closing):
+    """Was (s46 review RV1): the failed recovery's pattern took "read without errors" as a
+    failed one, and blanking it took its "without" too: a restarted good run was failed."""
+    assert exit_0_failure(f"{closing}\nStep 1 E=-1.0\nStep 2 E=-1.1\nDone\n", "") == ""
+
+
+@pytest.mark.parametrize("closing", [
     "rank=0 terminated abnormally", "rank 0: terminated abnormally", "Rank: 0 exited with errors",
     "pid=0 terminated abnormally", "Process zero terminated abnormally",
 ])
