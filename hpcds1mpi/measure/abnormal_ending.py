@@ -29,8 +29,9 @@ id is no count: "rank=0 terminated abnormally" fails, s44 review A2), is a warni
 (:data:`~hpcds1mpi.measure.error_cause.WARNING`), speaks of another run
 (:data:`EARLIER_RUN`: "Restarting: previous run terminated abnormally"; not a recovery of this
 run's that failed, :data:`FAILED_RECOVERY`: "Recovery failed, program terminated abnormally",
-s44 review A1; "Restart file read without errors" worked, s46 review RV1), says the program went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`:
-"task 3 exited with errors, continuing") or is a check's verdict that it passed
+s44 review A1; "Restart file read without errors" worked, s46 review RV1), says the program
+went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "task 3 exited with errors,
+continuing") or is a check's verdict that it passed
 (:data:`CHECK_PASSED`: "PASSED: handles abnormal termination", s44 review A3), and one
 followed by more lines than a trailer's, leave the run ``ok`` (s44 tester O1-O3: a good run
 failed is worse than a refusal missed).
