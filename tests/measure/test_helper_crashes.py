@@ -50,7 +50,6 @@ def test_interleaved_traces_are_each_read_by_their_own_process_tag():
     "first):\n  File \"helper.py\", line 3 in <module>\n",
     "forrtl: severe (174): SIGSEGV, segmentation fault occurred\nImage              PC     "
     "           Routine            Line        Source\n",
-    "./run.sh: line 3:  4242 Segmentation fault      (core dumped) ./helper in.dat\n",
 ])
 def test_each_runtimes_crash_trace_twice_fails_the_run_once_does_not(trace):
     assert helper_crashes("result: 0\n", trace + trace).startswith(
@@ -99,6 +98,34 @@ int main(void) {
     return 0;
 }
 """
+
+
+#: A wrapper picking the fastest build this CPU runs: each probe of a missing CPU feature dies
+#: of SIGILL, which bash reports, and the generic build runs fine (s46 review RV7).
+PROBING_WRAPPER = """#!/bin/bash
+./probe.sh avx512 && exec ./app_avx512 "$@"
+./probe.sh avx2 && exec ./app_avx2 "$@"
+echo "app generic build: n=$1"
+echo "Elapsed: 0.005 s"
+"""
+
+
+def test_bashs_reports_of_killed_probes_in_a_wrapper_that_went_on_keep_the_run_ok(tmp_path):
+    """Was (s46 review RV7): bash's two reports, no trace with a confirming line, failed
+    this good run: "exit 0, but the program's own processes crashed (2 crash traces ...)"."""
+    (tmp_path / "probe.sh").write_text("#!/bin/bash\nkill -ILL $$\n")
+    (tmp_path / "run.sh").write_text(PROBING_WRAPPER)
+    for script in ("probe.sh", "run.sh"):
+        (tmp_path / script).chmod(0o755)
+    done = subprocess.run(["./run.sh", "8"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and "Elapsed: 0.005 s" in done.stdout, done
+    assert done.stderr.count("Illegal instruction") == 2, done.stderr  # bash's own reports
+    result = {**BASE, "stdout": done.stdout, "stderr": done.stderr}
+    assert classify(result, 60) == ("ok", "")
+    # the same reports from every rank's wrapper, and a segfault's, too
+    segfault = "./run.sh: line 3:  4242 Segmentation fault      (core dumped) ./helper in.dat\n"
+    assert helper_crashes(done.stdout, done.stderr * 4 + segfault * 2) == ""
 
 
 @pytest.mark.mpi
