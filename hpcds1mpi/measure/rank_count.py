@@ -11,7 +11,9 @@ the output is one job's report, where copies would each print theirs (pw.x's "MP
 distributed on 1 nodes" at 2 ranks had been blamed on the launcher, s45 tester A3): the regex
 reads another number, said with the output's lines holding the ranks. So in several lines none
 repeated (a header's and a summary's "1 nodes", s45 tester F8), where copies repeat each of
-theirs: both causes are said, the regex first. Lines are counted only in an output held
+theirs: both causes are said, the regex first; but lines a word apart with a count of 1 are
+copies naming each its host ("rank 0 of 1 on nodeA", "... on nodeB", s46 review RV10), the
+launcher's verdict as for copies on one host. Lines are counted only in an output held
 whole: in a 64 KiB tail a copy's line may lie before it (s45 review RV5), and the verdict is
 the ranks'.
 """
@@ -30,7 +32,7 @@ SHOWN_LINES = 6
 LINE_CHARS = 80
 #: Lines a --ranks-regex matched read to tell one job's lines from copies' repeats.
 MATCHES_READ = 64
-#: Bytes short of a full tail at which a stream's text is still taken as cut (:func:`_cut`).
+#: Bytes short of a full tail at which a stream's text is still taken as cut (:func:`cut_outputs`).
 TAIL_SLACK = 64
 
 
@@ -89,7 +91,8 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
             another count at several ranks in one line of stdout and stderr, where copies each
             print theirs (s45 tester A3: pw.x's "distributed on 1 nodes" of a 2-rank job): the
             regex is wrong, whatever the ranks were; or in several lines, none repeated (s45
-            tester F8): the regex, or else copies.
+            tester F8): the regex, or else copies (but a count of 1 in lines a word apart is
+            copies', the LaunchError, s46 review RV10).
     """
     if readings.ranks is None:
         return
@@ -114,7 +117,8 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
     # The count was read from the whole output, ``outputs`` may be its last 64 KiB: a line
     # count is evidence only where they hold it all (s45 review RV5: a copy's line before the
     # window had made two copies read as one job's line, and a right regex was blamed).
-    matched = [] if _cut(outputs) else matched_lines(readings.ranks, outputs, most=MATCHES_READ)
+    matched = [] if cut_outputs(outputs) else matched_lines(readings.ranks, outputs,
+                                                            most=MATCHES_READ)
     if len(matched) == 1:  # one job's (s45 A3)
         raise ConfigError(
             f"{label}: launched {ranks} ranks but the program's output matched {regex} with "
@@ -128,7 +132,10 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
            "starts (give --mpiexec that MPI's launcher) or the program is built without MPI "
            "(sweep it at --ranks-per-node 1, or use a build that starts MPI)"
            if seen == 1 else "use the program's own launcher (--mpiexec) or fix --ranks-regex")
-    if len(set(map(_shape, matched))) == len(matched) > 1:
+    # s46 review RV10: copies on several nodes print one line each but for the host it names
+    # ("rank 0 of 1 on nodeA", "... on nodeB"): a world of 1 in lines a word apart is theirs
+    if len(set(map(line_shape, matched))) == len(matched) > 1 and not (
+            seen == 1 and one_word_apart(matched)):
         # s45 tester F8: several lines, none repeated, are one job's header and summary as
         # likely as copies (which repeat each line of theirs, its timings aside: LAMMPS's
         # "Loop time of 0.41 on 1 procs" from each of 2 copies): both causes, the regex first
@@ -145,7 +152,7 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
         f"recorded for it: {how}")
 
 
-def _cut(outputs: tuple[str, str]) -> bool:
+def cut_outputs(outputs: tuple[str, str]) -> bool:
     """Whether stdout or stderr in ``outputs`` fills a
     :data:`~hpcds1mpi.measure.program_launch.TAIL` (within the NULs
     :func:`~hpcds1mpi.launch.help_text.launcher_text` drops): a window that may have cut
@@ -155,10 +162,19 @@ def _cut(outputs: tuple[str, str]) -> bool:
     return any(len(text.encode("utf-8", "replace")) >= TAIL - TAIL_SLACK for text in outputs)
 
 
-def _shape(line: str) -> str:
+def line_shape(line: str) -> str:
     """A matched line with its numbers set aside: each copy of a program prints the same line
     with its own timings in it."""
     return re.sub(r"[-+]?\d[\d.eE+-]*", "#", " ".join(line.split()))
+
+
+def one_word_apart(lines: list[str]) -> bool:
+    """Whether ``lines``, their numbers set aside (:func:`line_shape`), hold the same words
+    but in one place: copies naming each its own host, not a header and a summary."""
+    words = [line_shape(line).split() for line in lines]
+    if len({len(each) for each in words}) != 1:
+        return False
+    return sum(len(set(column)) > 1 for column in zip(*words)) == 1
 
 
 def _shown(line: str) -> str:

@@ -175,6 +175,25 @@ def test_a_count_in_several_different_lines_names_the_regex_first():
         readings.check_ranks(readings.read(copies), 2, "x", ["mpirun"], (copies, ""))
 
 
+def test_copies_on_two_nodes_whose_count_lines_name_their_host_are_not_one_job():
+    """Was (s46 review RV10): "Hello from rank 0 of 1 on nodeA" and "... on nodeB", none
+    repeated, were "most likely the regex reads another number"; a world of 1 in lines a word
+    apart is the copies' sign, said as for the same lines on one host."""
+    readings = Readings.of(ranks_regex=r"of (\d+) on")
+    out = ("Hello from rank 0 of 1 on nodeA\nHello from rank 0 of 1 on nodeB\n"
+           "result 1.0\nresult 1.0\n")
+    with pytest.raises(LaunchError) as caught:
+        readings.check_ranks(readings.read(out), 2, "app size 8 N2xR1", ["mpiexec", "-n", "2"],
+                             (out, ""))
+    said = str(caught.value)
+    assert "its ranks are not one job" in said and "each rank saw a world of 1" in said
+    assert "the regex reads" not in said and "\n" not in said
+    # one job's header and summary a word apart but counting nodes (2 of them): the regex
+    nodes, out = Readings.of(ranks_regex=r"on (\d+) nodes"), "Started on 2 nodes\nDone on 2 nodes\n"
+    with pytest.raises(ConfigError, match="most likely the regex reads another number"):
+        nodes.check_ranks(nodes.read(out), 4, "x", ["mpirun"], (out, ""))
+
+
 def test_copies_whose_count_lines_differ_in_their_timings_are_not_one_job():
     """s45 CI: two lone copies of LAMMPS each print "Loop time of T on 1 procs ..." with their
     own T; read as two different lines, the right regex had been blamed (exit 2)."""
