@@ -158,7 +158,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             continue
         error = folders.reason(error)
         readings.note_once(found, status, error, result["wall_s"], texts,  # once a sweep (A4)
-                           (folders.label, attempt >= plan.warmup))  # s43 tester G3
+                           (folders.label, attempt >= plan.warmup),  # s43 tester G3
+                           (spec.config.ranks, (result["stdout"], result["stderr"])))  # s46 G5
         if status == OK and readings.time is not None and found.get("time_text") is not None:
             texts.append(found["time_text"])
         if attempt < plan.warmup and status == OK:

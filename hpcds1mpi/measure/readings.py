@@ -239,13 +239,14 @@ class Readings:
 
     def note_once(self, found: dict | None, status: str, error: str,
                   wall_s: float = math.nan, seen: list[str] | None = None,
-                  run: tuple[str, bool] = ("", True)) -> None:
+                  run: tuple[str, bool] = ("", True), launch: tuple = (1, ("", ""))) -> None:
         """Say each note of one launch's reading once per sweep: a time read with a decimal
         comma, several different times matched (:mod:`.time_reading`), a time printed coarsely
         from a launch of ``wall_s``, judged with the configuration's earlier times ``seen``
         (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1), an input that ended on stdin
         (:mod:`.stdin_note`), a ``--fom-regex`` that read no number in the launch of ``run``
-        (its label, and whether it is no warm-up), counted for the sweep's closing note."""
+        (its label, and whether it is no warm-up), counted for the sweep's closing note, a
+        time matched once per rank of ``launch`` (ranks, stdout, stderr) as copies' (s46 G5)."""
         from hpcds1mpi.measure.coarse_timer import coarse_note
         from hpcds1mpi.measure.compound_time import whole_note
         from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
@@ -263,8 +264,7 @@ class Readings:
         if status == "ok" and self.time is not None and text is not None:
             notes["comma"] = tr.decimal_comma_note(text, regex) \
                 if tr.seconds_text(text)[1] else ""
-            notes["several"] = tr.several_times_note(values, text, len(values), regex) \
-                if len(values) > 1 else ""
+            notes.update(tr.times_notes(self, values, text, regex, launch))
             notes["coarse"] = coarse_note(text, wall_s, regex, seen)
             notes["whole"] = whole_note(found.get("time_part") or "", text, regex)
         for kind, note in notes.items():

@@ -10,6 +10,11 @@
 * **Several times**: a program printing its setup, solve and total times matched by one regex
   gave the last silently (s33 tester D7); :func:`several_times_note` says, once per sweep, how
   many different times matched and that the last match is recorded.
+* **Once per rank**: ``nrniv tiny.hoc`` without ``-mpi`` at 2 ranks ran two 1-rank copies, each
+  printing its time line, and the several-times note advised editing the regex (s46 tester
+  G5); a regex matched once per rank in lines alike, with no ``--ranks-regex`` to show the
+  ranks one job, is said instead as ranks that may be copies (:func:`copies_note`). Only said:
+  a program may print each rank's time.
 """
 
 from __future__ import annotations
@@ -126,3 +131,36 @@ def several_times_note(first: list[str], last: str, count: int, regex: str) -> s
     return (f"note: {regex} matched {count} different times in one launch's output ({shown}); "
             f"the last match, {last.strip()!r}, is recorded: if it is not the time you mean, "
             "add the words around that one to the regex")
+
+
+def times_notes(readings, values: list[str], last: str, regex: str, launch: tuple) -> dict:
+    """The notes on the times ``regex`` (``readings.time``) matched in one launch, each said
+    once per sweep: once per rank of ``launch`` (its ranks, stdout and stderr) where no
+    ``--ranks-regex`` shows its ranks one job (:func:`copies_note`), else several different
+    ``values`` (:func:`several_times_note`); ``last``: the match recorded."""
+    copies = "" if readings.ranks is not None else \
+        copies_note(readings.time, *launch, last, regex)
+    return {"copies": copies, "several": "" if copies or len(values) < 2 else
+            several_times_note(values, last, len(values), regex)}
+
+
+def copies_note(pattern, ranks: int, outputs: tuple[str, str], last: str, regex: str) -> str:
+    """The note, said once per sweep, that ``pattern`` matched once per rank in a launch of
+    ``ranks`` ranks (``outputs``: its stdout and stderr), in lines alike but for their numbers
+    (:func:`~hpcds1mpi.measure.rank_count.line_shape`), as copies of a 1-rank program each
+    print theirs; "" otherwise, or where an output may be cut (its count is no evidence,
+    :func:`~hpcds1mpi.measure.rank_count.cut_outputs`)."""
+    from hpcds1mpi.measure.printable import clipped, printable
+    from hpcds1mpi.measure.rank_count import cut_outputs, line_shape, matched_lines
+
+    if ranks <= 1 or cut_outputs(outputs):
+        return ""
+    lines = matched_lines(pattern, outputs, most=ranks + 1)
+    if len(lines) != ranks or len(set(map(line_shape, lines))) != 1:
+        return ""
+    shown = repr(clipped(printable(" ".join(lines[0].split())), 120))
+    return (f"note: {regex} matched once per rank, in {ranks} lines alike ({shown}, ...): the "
+            f"{ranks} ranks may be independent copies of the program, each a 1-rank job "
+            f"printing its own time; check that the program joins MPI (NEURON's nrniv needs "
+            f"-mpi) and give --ranks-regex with the rank count it prints to have that checked; "
+            f"the last match, {last.strip()!r}, is recorded")
