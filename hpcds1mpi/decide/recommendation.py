@@ -334,8 +334,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
 
     ``time_limit_s``: the job's time limit (a walltime proposed from the user's history,
     :mod:`hpcds1mpi.decide.walltime`, or the user's own), rounded up to a minute; None: from
-    the predicted upper runtime. ``time_limit_from`` says where it came from, in the
-    script's comment. The sweep keeps its own limits."""
+    the predicted upper runtime; NO_TIME_LIMIT: none. ``time_limit_from`` says where it came
+    from, in the script's comment (for none, the whole line). The sweep keeps its own limits."""
     import functools
 
     from hpcds1mpi.decide.calibration_folders import step_folders
@@ -359,8 +359,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                 f"{scheduler} job, then hpcds1mpi "
                 f"{'train' if rec.calibration_new_machine else 'learn'}")
         limit, how = calibration_time_limit(rec.calibration_steps, rec.verdict.checks) \
-            if time_limit_s is None else (directives.given_time_limit_s(time_limit_s),
-                                          f"time limit {time_limit_from}")
+            if time_limit_s is None else _given_limit(time_limit_s, time_limit_from)
         return calibration_script.render_calibration(  # its limit sized and said: s31 tester Q9
             rec.calibration_steps, rec.calibration_partition, rec.workload, rec.size,
             cluster=rec.calibration_cluster, program=program, telemetry=telemetry,
@@ -399,8 +398,8 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
                                         run.setup_from)  # as advise says it (s40 D6)
         whence = f"; time limit {directives.format_time_limit(limit, scheduler)}: {basis}"
     else:
-        limit = directives.given_time_limit_s(time_limit_s)
-        whence = f"; time limit {time_limit_from}"
+        limit, whence = _given_limit(time_limit_s, time_limit_from)
+        whence = f"; {whence}"
     cfg = ch.config()
     # Host memory per node: a GPU row's need is per GPU (one rank per GPU), a CPU row's per node.
     need = r["mem_need_mb"] * (cfg.ranks_per_node if cfg.device == "gpu" else 1)
@@ -425,6 +424,16 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
     return scripts.render(job, scheduler, default_queue=default_queue,
                           notes=list(dict.fromkeys(notes)), folder=run.folder, hint=run.hint,
                           setup=run.setup, inputs=run.inputs)
+
+
+def _given_limit(seconds: float, whence: str) -> tuple[int, str]:
+    """(the script's limit, what its comment says of it) for a given limit; ``whence`` is
+    the whole line where it is :data:`~hpcds1mpi.launch.directives.NO_TIME_LIMIT` (J1)."""
+    from hpcds1mpi.launch import directives
+
+    if seconds == directives.NO_TIME_LIMIT:
+        return directives.NO_TIME_LIMIT, whence
+    return directives.given_time_limit_s(seconds), f"time limit {whence}"
 
 
 def default_queue_note(rec: Recommendation, scheduler: str) -> str:

@@ -160,6 +160,21 @@ def time_limit_s(runtime_hi_s: float, margin: float = TIME_MARGIN,
     return int(math.ceil(seconds / 60.0) * 60)
 
 
+#: A job's time limit when the user asked for none (``--time-limit UNLIMITED``, ``0``, ``-1``):
+#: the script writes no ``--time`` / ``walltime``, so the partition's (queue's) limit applies,
+#: never a floor of a minute (s46 tester J1).
+NO_TIME_LIMIT = 0
+
+
+def no_time_limit_note(given: str, scheduler: str) -> str:
+    """What a script with :data:`NO_TIME_LIMIT` says of its limit (``given``: the user's)."""
+    applies = ("the partition's time limit applies (its DefaultTime where it sets one, else "
+               "its MaxTime)" if scheduler == "slurm" else "the queue's default walltime "
+               "applies")
+    option = "--time" if scheduler == "slurm" else "walltime"
+    return f"no {option}: your --time-limit {given} asks for no limit, so {applies}"
+
+
 def given_time_limit_s(seconds: float) -> int:
     """A given time limit (a walltime proposed from the history, a ``--time-limit``) as a
     script asks for it, s: whole minutes rounded up (to the millisecond: 900.0004 s is 15
@@ -238,7 +253,7 @@ class BatchJob:
         config: the configuration to run.
         partition: where it runs.
         program: the program's command line (or tokens); may use ``{precision}`` etc.
-        time_limit_s: time limit, s (see :func:`time_limit_s`).
+        time_limit_s: time limit, s (see :func:`time_limit_s`); :data:`NO_TIME_LIMIT`: none.
         cluster: site settings (account, QOS, modules, GRES syntax, MPI, preamble); optional.
         job_name: the scheduler's job name.
         output: the job's stdout path (Slurm ``%j``/``%x`` patterns allowed); optional.
@@ -323,7 +338,8 @@ class BatchJob:
             check_output_path(self.output)
         check_fits(self.config, self.partition)
         self.memory_mib()
-        if not isinstance(self.time_limit_s, int) or self.time_limit_s < 60:
+        if not isinstance(self.time_limit_s, int) or (
+                self.time_limit_s < 60 and self.time_limit_s != NO_TIME_LIMIT):
             raise ConfigError(f"time limit must be at least 60 s, got {self.time_limit_s!r}")
         self.queue(), self.account_value(), self.qos_value(), self.modules(), self.preamble()
         self.launcher("slurm")  # checks the cluster file's launcher and srun --mpi value
@@ -352,7 +368,8 @@ def slurm_directives(job: BatchJob) -> list[str]:
         lines.append(f"--mem={memory}M")
     elif job.exclusive:  # an exclusive job gets only the memory it asks for: the whole node's
         lines.append("--mem=0")
-    lines.append(f"--time={format_slurm_time(job.time_limit_s)}")
+    if job.time_limit_s != NO_TIME_LIMIT:
+        lines.append(f"--time={format_slurm_time(job.time_limit_s)}")
     if job.exclusive:
         lines.append("--exclusive")
     if job.account_value():
@@ -379,8 +396,9 @@ def pbs_directives(job: BatchJob) -> list[str]:
         f"-q {job.queue()}",
         f"-l {chunk}",
         "-l place=scatter:excl" if job.exclusive else "-l place=scatter",
-        f"-l walltime={format_pbs_walltime(job.time_limit_s)}",
     ]
+    if job.time_limit_s != NO_TIME_LIMIT:
+        lines.append(f"-l walltime={format_pbs_walltime(job.time_limit_s)}")
     if job.account_value():
         lines.append(f"-A {job.account_value()}")
     if job.output is not None:

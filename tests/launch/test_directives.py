@@ -156,3 +156,20 @@ def test_a_need_that_cannot_be_asked_for_is_refused_in_one_line(need):
     with pytest.raises(ConfigError) as info:
         batch.slurm_directives(cpu_job(memory_mb=need))
     assert "\n" not in str(info.value) and "memory need" in str(info.value)
+
+
+def test_no_time_limit_writes_no_time_and_no_walltime_line():
+    """s46 tester J1: a job asked to have no limit is written without one (the partition's,
+    the queue's applies), never with the floor of a minute; a limit below a minute is still
+    refused."""
+    job = cpu_job(time_limit_s=batch.NO_TIME_LIMIT)
+    slurm = batch.slurm_directives(job)
+    assert slurm == [line for line in batch.slurm_directives(cpu_job())
+                     if not line.startswith("#SBATCH --time=")]
+    assert batch.pbs_directives(job) == [line for line in batch.pbs_directives(cpu_job())
+                                         if not line.startswith("#PBS -l walltime=")]
+    assert "partition's time limit applies" in batch.no_time_limit_note("UNLIMITED", "slurm")
+    assert batch.no_time_limit_note("0", "pbs").startswith(
+        "no walltime: your --time-limit 0 asks for no limit, so the queue's default walltime")
+    with pytest.raises(ConfigError, match="at least 60 s"):
+        batch.slurm_directives(cpu_job(time_limit_s=30))
