@@ -122,7 +122,8 @@ def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun
         notes.append(several if measured_cluster(cluster, scheduler, launch)[1] else
                      f"{several}; it is not found here, or is what the script writes anyway "
                      "(set launcher / mpiexec in a --cluster file to choose one)")
-    cluster, launch_note = measured_cluster(cluster, scheduler, launch, program)
+    cluster, launch_note = measured_cluster(cluster, scheduler, launch,
+                                            _read_where_run(program, folder))
     if launch_note:
         notes.append(f"the script {launch_note}")
     if setup:
@@ -139,6 +140,20 @@ def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun
         notes += [said] if said else []
     return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
                        setup_from=setup_from, inputs=inputs, program=program)
+
+
+def _read_where_run(program: str | None, folder: str | None) -> str | None:
+    """``program`` with its relative path as the job finds it in ``folder``, for the notes
+    that read its MPI (s46 tester J2: read in this shell's folder, it was "not found")."""
+    import shlex
+
+    from hpcds1mpi.launch.program_there import words_where_run
+
+    try:
+        return shlex.join(words_where_run(shlex.split(program), folder)[0]) \
+            if program and folder else program
+    except ValueError:
+        return program  # refused where the launch line is made
 
 
 def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, tuple, str]:

@@ -62,3 +62,30 @@ def _unquoted_space(tokens: Sequence[str], folder: str) -> str:
         if os.path.isfile(os.path.join(folder, name)):
             return f" (a name with a space is quoted: --program \"{shlex.quote(name)} ...\")"
     return ""
+
+
+def words_where_run(program: Sequence[str], folder: str | None) -> tuple[list[str], str]:
+    """(``program``'s words with its relative path joined to ``folder``, where the job runs
+    it, for the checks that read its file: its MPI against the launcher; a note, "" for
+    none). s46 tester J2: ``./probe`` was read in this shell's folder, so the same command
+    was refused or written depending on where it was typed. Where ``folder`` is not here
+    (another machine's, or relative to a submit folder that is not this one), the note says
+    the file was not read, rather than "./probe not found"."""
+    from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+
+    words = list(program)
+    if not words or not folder:
+        return words, ""
+    try:
+        tokens, name, _ = program_past_wrappers(words, None, "--program")
+    except ConfigError:
+        return words, ""  # refused where the launch line is checked, in its own words
+    if "/" not in name or os.path.isabs(name):
+        return words, ""  # a bare name is found on PATH; an absolute one is itself
+    at = len(words) - len(tokens)
+    joined = [*words[:at], os.path.normpath(os.path.join(os.path.abspath(folder), name)),
+              *words[at + 1:]]
+    if os.path.isdir(folder):
+        return joined, ""
+    return joined, (f"{name}'s MPI is not checked against the launcher: the folder the job "
+                    f"runs it in, {folder!r}, is not on this machine")

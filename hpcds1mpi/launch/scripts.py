@@ -143,7 +143,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     in ``folder`` before the launch (s37 tester G3)."""
     from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.script_launcher_mpi import check_script
-    from hpcds1mpi.launch.program_there import check_program_there
+    from hpcds1mpi.launch.program_there import check_program_there, words_where_run
     # bash's $'...' where the folder's name holds a newline (s39 tester D2)
     from hpcds1mpi.runtime.message_paths import shell_word
 
@@ -153,8 +153,10 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     program = program_tokens(job.program, job.placeholder_values())
     check_program_there(program, folder, setup)  # s39 tester D3
     unfound = check_bare_program(program, launcher, job.cluster, scheduler, folder, setup)
-    said = check_launch(program, launcher, job.cluster, hint, scheduler)  # refused, or said
-    notes = [*notes, *(note for note in (unfound, said) if note)]
+    # its file read where the job runs it, not in this shell's folder (s46 tester J2)
+    checked, unread = words_where_run(program, folder)
+    said = check_launch(checked, launcher, job.cluster, hint, scheduler)  # refused, or said
+    notes = [*notes, *(note for note in (unfound, said, unread) if note)]
     tokens = launcher.tokens(job.config) + program
     # What the launcher adds on its own (Open MPI's thread binding) is said as a comment.
     launcher_notes = [f"# {comment(note)}" for note in launcher.notes(job.config)]

@@ -511,3 +511,25 @@ def test_a_sweep_folder_whose_name_holds_a_newline_is_entered_quoted(tmp_path_fa
     elsewhere.mkdir()
     ran = _run(_script(_program_rec(levels), "slurm"), elsewhere)
     assert ran.returncode == 0 and "time: 0.01 s" in ran.stdout, ran.stderr
+
+
+def test_the_pbs_note_reads_the_programs_mpi_in_the_sweeps_folder(swept_here, tmp_path,
+                                                                   monkeypatch):
+    """s46 tester J2: an srun sweep's ``./app.sh`` (here an MPICH program) was read in this
+    shell's folder: from another, the PBS note said "not read here: ./app.sh not found"."""
+    import dataclasses
+
+    from hpcds1mpi.decide.measured_run import measured_run
+    from tests.helpers import system_program
+
+    levels, _ = swept_here
+    top = tmp_path / "top"
+    (top / "in").mkdir(parents=True)
+    (top / "app.sh").symlink_to(system_program("NPmpich2"))
+    (top / "in" / "case-2.txt").write_text("ok\n")
+    srun = {"launcher": "srun", "command": "srun", "args": [], "mpi": "pmix", "flavour": "Srun"}
+    levels = dataclasses.replace(levels, swept_in=str(top), launched_with=srun)
+    monkeypatch.chdir(tmp_path)
+    notes = measured_run(_program_rec(levels), "pbs", levels.command).notes
+    said = [note for note in notes if "bare mpiexec" in note]
+    assert len(said) == 1 and "so that mpiexec must be the MPICH family" in said[0], notes

@@ -52,3 +52,20 @@ def test_what_cannot_be_checked_here_is_left_to_the_job(folder, tmp_path):
     check_program_there(["./nonexist"], folder, setup="cp ../app .")  # the setup may make it
     check_program_there(["nonexist"], folder)  # a bare name: the launcher's PATH (bare_program)
     check_program_there(["hpcds1mpi", "run", "gemm"], folder)
+
+
+def test_the_program_is_read_where_the_job_runs_it(folder, tmp_path):
+    """s46 tester J2: ``./app`` was read in this shell's folder, not the job's."""
+    from hpcds1mpi.launch.program_there import words_where_run
+
+    assert words_where_run(["./my app", "1"], folder) == ([f"{folder}/my app", "1"], "")
+    assert words_where_run(["env", "A=1", "./x", "2"], folder)[0] == [
+        "env", "A=1", f"{folder}/x", "2"]
+    for words in (["app", "1"], ["/bin/true"]):  # PATH's, or itself
+        assert words_where_run(words, folder) == (words, "")
+    assert words_where_run(["./x"], None) == (["./x"], "")
+    gone = str(tmp_path / "gone")
+    words, note = words_where_run(["./x"], gone)
+    assert words == [f"{gone}/x"]
+    assert note == (f"./x's MPI is not checked against the launcher: the folder the job runs "
+                    f"it in, {gone!r}, is not on this machine")

@@ -635,3 +635,29 @@ def test_script_unsets_the_submitting_shells_binding_variables(scheduler):
     else:  # mpiexec binds no rank: they would pin every rank's threads to one core
         assert "OMP_PLACES" not in env and "OMP_PROC_BIND" not in env
         assert "so they could pin every rank's threads to the same core" in text
+
+
+def test_the_launch_check_reads_the_program_in_the_folder_the_job_runs_it_in(tmp_path,
+                                                                             monkeypatch):
+    """s46 tester J2: an MPICH ``./np`` under Open MPI's mpirun was refused from its own
+    folder and written from any other (read as "./np not found" in the shell's folder)."""
+    from tests.helpers import system_program
+
+    netpipe = system_program("NPmpich2")
+    openmpi = os.path.realpath(system_program("mpirun.openmpi"))
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "np").symlink_to(netpipe)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    job = BatchJob(config=Configuration(1, 2, 1), partition=CPU, program="./np",
+                   cluster=site(launcher="mpirun", mpiexec=openmpi, modules=[], preamble=[]),
+                   job_name="j", time_limit_s=600)
+    with pytest.raises(ConfigError, match="np is linked against the MPICH family.*Open MPI's "
+                                          "launcher"):
+        batch.render(job, "slurm", folder=str(app))
+    # a folder not on this machine: said what is not checked, not "./np not found"
+    text = batch.render(job, "slurm", folder=str(tmp_path / "gone"))
+    assert "# note: ./np's MPI is not checked against the launcher: the folder the job runs " \
+           "it in" in text and "not found" not in text
