@@ -170,4 +170,13 @@ def allowed_places(source=None, wanted=()) -> list:
     """The (cluster, partition) pairs a job may use: :func:`cluster_places` of ``source``,
     narrowed to the partitions ``wanted`` names (:func:`select_places`). ``recommend``,
     ``advise``, the Python API and the service all choose partitions through this."""
-    return select_places(cluster_places(source), wanted)
+    pairs = cluster_places(source)
+    try:
+        return select_places(pairs, wanted)
+    except ClusterFileError as error:
+        if not is_this_machine(source):
+            raise
+        # s46 tester J8: outside an allocation only this machine's 'local' is known
+        raise ClusterFileError(f"{error} (no --cluster and no Slurm allocation: only this "
+                               "machine is known); give --cluster FILE describing that "
+                               "partition, or run inside an allocation of it") from None

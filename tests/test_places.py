@@ -169,3 +169,18 @@ def test_the_foreign_job_note_is_said_once_per_process(monkeypatch, capsys):
         cluster_places(None)
         resolve_partition(None, None)
     assert capsys.readouterr().err.count("note: this runs inside an LSF job (LSB_JOBID=77)") == 1
+
+
+def test_a_partition_this_machine_lacks_says_how_to_reach_one(monkeypatch):
+    """s46 tester J8: `--partition debug` outside an allocation, no --cluster, said only
+    "known: local/local"; a file's unknown name keeps its own line."""
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    with pytest.raises(ClusterFileError) as refused:
+        allowed_places(None, ["debug"])
+    assert str(refused.value) == (
+        "no partition 'debug'; known: local/local (no --cluster and no Slurm allocation: only "
+        "this machine is known); give --cluster FILE describing that partition, or run inside "
+        "an allocation of it")
+    with pytest.raises(ClusterFileError, match=r"^no partition 'big'; known: [^(]*$"):
+        allowed_places(str(TWO), ["big"])
+    assert _labels(allowed_places(None, ["local"])) == ["local/local"]
