@@ -354,6 +354,22 @@ def detect_slurm(env: dict | None = None, scontrol_text: str | None = None) -> C
     return Cluster(name=env.get("SLURM_CLUSTER_NAME", "slurm"), partitions={pname: part})
 
 
+def allocation_limits_note(partition: Partition, job_id: str = "") -> str:
+    """The line said with a script written inside a Slurm allocation (``partition`` from
+    :func:`detect_slurm`; "" for another): its layouts were held to the allocation's nodes
+    and share of each node, though sbatch gives the script's job its own (s46 tester J5: a
+    1 node x 1 CPU salloc wrote 1 x 1 x 1, with 2 x 2 CPUs in the partition, unsaid)."""
+    if partition.allocated_cores_per_node is None:
+        return ""
+    nodes = f"{partition.max_nodes} node{'s' if partition.max_nodes != 1 else ''}"
+    job = f" (SLURM_JOB_ID={job_id})" if job_id else ""
+    return (f"the layouts were limited by this shell's Slurm allocation{job}: {nodes} x "
+            f"{partition.usable_cores_per_node} of each node's {partition.cores_per_node} "
+            f"cores; the script's job gets its own from sbatch: for partition "
+            f"{partition.slurm_partition or partition.name}'s full choice, give --cluster FILE "
+            "describing it, or run recommend outside the allocation")
+
+
 def node_cores_of(nodes: list[dict]) -> tuple[int, int, list[str]]:
     """(physical cores of the smallest node, the most hardware threads per core, notes) of
     ``scontrol show node``'s ``nodes``: a layout must fit every node (s33 tester A2: m2's one

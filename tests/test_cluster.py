@@ -309,3 +309,17 @@ def test_this_machine_under_a_cpu_mask_has_the_masks_cores():
     assert entry["configurations"] == 3  # 1 node x 1 rank x 1 thread, cpu, 3 precisions
     assert any("may run on 1 of the machine's" in note for note in entry["notes"])
     assert not any("CPU mask" in note for note in detect_local().partition().node_notes)
+
+
+def test_a_script_written_in_an_allocation_says_the_layouts_were_held_to_it():
+    """s46 tester J5: a 1 node x 1 CPU salloc sized the new job's layouts, unsaid."""
+    from hpcds1mpi.cluster import Partition, allocation_limits_note
+
+    share = Partition("debug", cores_per_node=2, memory_gb=4.0, max_nodes=1,
+                      slurm_partition="debug", allocated_cores_per_node=1)
+    assert allocation_limits_note(share, "77") == (
+        "the layouts were limited by this shell's Slurm allocation (SLURM_JOB_ID=77): 1 node x "
+        "1 of each node's 2 cores; the script's job gets its own from sbatch: for partition "
+        "debug's full choice, give --cluster FILE describing it, or run recommend outside the "
+        "allocation")
+    assert allocation_limits_note(Partition("cpu", cores_per_node=2, memory_gb=4.0)) == ""

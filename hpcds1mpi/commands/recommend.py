@@ -127,7 +127,7 @@ def _propose(table, rec, user: str, job_name: str, time_limit_s, coverage: float
 @click.option("-o", "--output", "script_path", default=None,
               type=NonEmptyPath(fix="give the file for the batch script, or - to print it"),
               help="Where --emit writes the script (default or -: print it; with -, the report "
-                   "goes to stderr).")
+                   "goes to stderr, with --json the JSON alone, its \"said\" the note lines).")
 @click.option("--force", is_flag=True,
               help="Let -o replace an existing file that is not a script hpcds1mpi wrote.")
 @click.option("--program", "--command", "program", default=None,  # --command: the sweep's
@@ -193,10 +193,12 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     if script_path and not emit:
         raise ConfigError("-o/--output is where --emit writes the batch script; add --emit "
                           "slurm or --emit pbs, or drop -o")
-    # -o -: the script alone on stdout (piped to sbatch), the report on stderr.
+    # -o -: the script alone on stdout (piped to sbatch), the report on stderr: with --json,
+    # the JSON alone there, the note lines in it (s46 tester J6: not parseable after them).
     script_to_stdout = script_path == "-"
     if script_to_stdout:
         script_path = None
+    kept: list[str] | None = [] if as_json and script_to_stdout else None  # for the JSON
     if force and not script_path:
         raise ConfigError("--force only applies to -o FILE; add -o or drop --force")
     for name, value in (("--job-name", job_name), ("--job-output", job_output)):
@@ -270,6 +272,13 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
                                 energy_budget_j=energy_budget),
         history=history, model_dir=model_dir or DEFAULT_MODEL, device=device,
         program_precisions=program_precisions(program), program=program)
+    if emit and not cluster_file:  # a new job, sized by this allocation: said (J5)
+        import os
+
+        from hpcds1mpi.cluster import allocation_limits_note
+
+        rec.notes += [said for said in dict.fromkeys(allocation_limits_note(
+            p, os.environ.get("SLURM_JOB_ID", "").strip()) for _, p in places) if said]
     # said with the listing (table and --json) and in the script alike
     precision_note = rec.calibration_steps and program_precision_note(
         program).removeprefix("note: ")
@@ -297,16 +306,21 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     script_time = proposal.time_s if uses_proposal else limit_s
     script = None
     if emit:
+        from hpcds1mpi.launch import directives
+
+        no_limit = script_time is None and time_limit is not None  # UNLIMITED, 0, -1 (J1)
+        script_time = directives.NO_TIME_LIMIT if no_limit else script_time
         from hpcds1mpi.launch.program import program_note
 
         if note := program_note(program):
-            click.echo(f"note: {note}", err=True)
+            _say(f"note: {note}", kept)
         from hpcds1mpi.decide.recommendation import script_program
 
         program, recorded = script_program(rec, program)
         measure, notes = calibration_reading(bundle, workload, program, reading,
                                              escalated=rec.picked is None)
         notes = [*notes, *(note for note in (recorded, name_note) if note)]
+        notes += [directives.no_time_limit_note(time_limit.strip(), emit)] if no_limit else []
         from hpcds1mpi.decide.given_program import program_arguments_note
 
         if rec.picked is not None and (other := program_arguments_note(
@@ -325,20 +339,25 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         script = emit_script(rec, emit, program, job_name=job_name, output=job_output,
                              exclusive=exclusive,
                              time_limit_s=script_time,
-                             time_limit_from=("proposed from the user's job history"
-                                              if uses_proposal else "given by --time-limit"),
+                             time_limit_from=(
+                                 "proposed from the user's job history" if uses_proposal else
+                                 f"no time limit (--time-limit {time_limit.strip()})"
+                                 if no_limit else "given by --time-limit"),
                              measure=measure, default_queue=default_queue,
                              notes=[*notes, *([precision_note] if precision_note else [])])
+        from hpcds1mpi.launch.job_output import missing_output_folder
+
+        notes += [said] if (said := missing_output_folder(job_output, emit)) else []
         for line in notes:  # said once the script exists: a refusal stays its one line
-            click.echo(line if line.startswith("warning: ") else f"note: {line}", err=True)
+            _say(line if line.startswith("warning: ") else f"note: {line}", kept)
         if script_path:
             from hpcds1mpi.atomic import write_text
 
             write_text(script_path, script, "batch script")  # whole or not at all
-        from hpcds1mpi.launch import directives
-
         if rec.picked is None:  # the calibration sweep keeps its own limit: said as it is
             script_time = directives.script_time_limit_s(script)
+        elif no_limit:
+            script_time = None
         elif script_time is not None:  # whole minutes, as the script asks it (s40 D10)
             script_time = directives.given_time_limit_s(script_time)
     from hpcds1mpi.decide.offer import runtime_note
@@ -347,11 +366,19 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
     _report(rec, note, proposal, as_json=as_json, emit=emit, script=script,
             script_path=script_path, script_to_stdout=script_to_stdout,
             uses_proposal=uses_proposal, script_time=script_time,
-            rounded=_rounded_note(time_limit, limit_s, emit or "slurm"))
+            rounded=_rounded_note(time_limit, limit_s, emit or "slurm"), said=kept or ())
+
+
+def _say(line: str, kept: list | None) -> None:
+    """``line`` on stderr, or kept in ``kept`` for the JSON alone there (None: said)."""
+    if kept is None:
+        click.echo(line, err=True)
+    else:
+        kept.append(line)
 
 
 def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_to_stdout,
-            uses_proposal, script_time, rounded=None) -> None:
+            uses_proposal, script_time, rounded=None, said=()) -> None:
     """Print the answer: the table or JSON (on stderr when the script goes to stdout), or the
     script alone when --emit prints it without -o."""
     import functools
@@ -367,6 +394,8 @@ def _report(rec, note, proposal, *, as_json, emit, script, script_path, script_t
         if proposal is not None:
             data["walltime"] = {**proposal.to_dict(), "in_script": bool(emit and uses_proposal),
                                 "script_time_s": script_time if emit else None}
+        if said:
+            data["said"] = list(said)
         if script_path:
             data["script"] = script_path
         elif emit and not script_to_stdout:  # the text, as /v1/recommend answers it

@@ -77,3 +77,22 @@ def test_recommend_in_a_one_cpu_allocation_uses_the_node_s_model_and_one_cpu(slu
     assert pick is not None and pick["partition"] == "debug"
     assert (pick["nodes"], pick["ranks_per_node"], pick["threads"]) == (1, 1, 1), pick
     assert all(a["ranks_per_node"] * a["threads"] == 1 for a in rec["alternatives"])
+
+
+def test_a_script_written_in_a_small_allocation_says_its_layouts_were_held_to_it(slurm,
+                                                                                 tmp_path):
+    """s46 tester J5: `salloc -N1 -n1 recommend --emit slurm` sized the new job by the
+    allocation's 1 CPU (the partition's nodes have 2) and said nothing, in text or JSON."""
+    args = [hpcds1mpi_exe(), "recommend", "--workload", "stencil", "--size", "128", "--emit",
+            "slurm", "-o", "job.sh"]
+    proc = slurm.cmd(["salloc", "-N", "1", "-n", "1", "--time=2", "--job-name=hpcds-share",
+                      *args, "--json"], timeout=180, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    said = [note for note in json.loads(proc.stdout).get("notes", [])
+            if note.startswith("the layouts were limited by this shell's Slurm allocation")]
+    assert len(said) == 1 and ": 1 node x 1 of each node's 2 cores;" in said[0], said
+    assert "give --cluster FILE describing it, or run recommend outside" in said[0]
+    text = slurm.cmd(["salloc", "-N", "1", "-n", "1", "--time=2", "--job-name=hpcds-share",
+                      *args], timeout=180, check=False, cwd=tmp_path)
+    assert "note: the layouts were limited by this shell's Slurm allocation" in text.stdout, \
+        text.stdout[-2000:]
