@@ -85,7 +85,7 @@ def words(text: str, offset: int = 0, shell: bool = False) -> list[Word]:
 
 #: An operator sh ends a word at: a redirection (its file descriptor digits read apart), a
 #: list or pipeline separator.
-_OPERATOR = re.compile(r"&>>?|>>|>&|>\||<<<|<<-?|<&|<>|[<>]|&&|\|\||\|&|;;|[;&|]")
+_OPERATOR = re.compile(r"&>>?|>>|>&|>\||<<<|<<-?|<&|<>|[<>]|&&|\|\||\|&|;;&|;;|;&|[;&|]")
 #: Redirection operators: the text after one is its target.
 _REDIRECTIONS = ("<", ">", "&>")
 
@@ -120,22 +120,50 @@ def _at_operators(word: Word) -> list[Word]:
 
 
 def _at_semicolons(word: Word) -> list[Word]:
-    """``3;`` / ``5;done`` split where the shell ends a command (``for i in 1 2; do``);
-    a quoted, escaped (``\\;``) or substituted ``;`` stays in its word."""
+    """``3;`` / ``5;done`` / ``x=$(hostname);`` split where the shell ends a command (``for i
+    in 1 2; do``), at ``;`` and a ``case`` arm's end (``;;``, ``;&``, ``;;&``); a quoted,
+    escaped (``\\;``) or substituted (``$(a; b)``, a backtick pair) ``;`` stays in its word
+    (s46 review RV4: one glued after a substitution's close was kept too, so ``x=$(hostname);
+    export OMP_NUM_THREADS=4`` read the export as the assignment's arguments)."""
     raw = word.raw
-    if raw == ";" or ";" not in raw or raw.endswith("\\;") or "$(" in raw or "`" in raw:
+    cuts = _semicolons(raw)
+    if not cuts or raw in (";", ";;", ";&", ";;&"):
         return [word]
-    if any(c in raw for c in "'\"\\"):  # quoted: only a last `;` outside the quotes
-        if not raw.endswith(";"):
-            return [word]
-        return [Word(word.text[:-1], word.start, word.end - 1, raw[:-1]),
-                Word(";", word.end - 1, word.end, ";")]
-    out, pos = [], word.start
-    for k, part in enumerate(raw.split(";")):
-        if k:
-            out.append(Word(";", pos, pos + 1, ";"))
-            pos += 1
-        if part:
-            out.append(Word(part, pos, pos + len(part), part))
-        pos += len(part)
+    out, pos = [], 0
+    for at, end in cuts + [(len(raw), len(raw))]:
+        if at > pos:  # the piece's value as sh reads it (quotes removed)
+            piece = words(raw[pos:at])[0]
+            out.append(Word(piece.text, word.start + pos, word.start + at, raw[pos:at]))
+        if end > at:
+            out.append(Word(raw[at:end], word.start + at, word.start + end, raw[at:end]))
+        pos = end
     return out
+
+
+def _semicolons(raw: str) -> list[tuple[int, int]]:
+    """(start, end) in ``raw`` of each ``;`` / ``;;`` / ``;&`` / ``;;&`` outside quotes,
+    escapes, ``$( )`` and backticks."""
+    cuts, quote, depth, k = [], "", 0, 0  # depth: open ``$(`` (and their inner ``(``)
+    while k < len(raw):
+        ch = raw[k]
+        if ch == "\\" and quote != "'":
+            k += 2
+            continue
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif raw.startswith("$(", k):
+            depth, k = depth + 1, k + 2
+            continue
+        elif ch == "(" and depth:
+            depth += 1
+        elif ch == ")" and depth:
+            depth -= 1
+        elif ch == ";" and not depth:
+            end = re.match(r";;&|;;|;&|;", raw[k:]).end() + k
+            cuts.append((k, end))
+            k = end
+            continue
+        k += 1
+    return cuts

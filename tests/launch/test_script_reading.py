@@ -561,3 +561,19 @@ def test_a_subshells_variable_is_not_expanded_after_it_and_arrays_close_nothing(
     first, second = script.launches
     assert first.value("ntasks", first.scope) == "3" and script.ntasks == 3
     assert second.value("ntasks", second.scope) == "4" and script.scope["T"] == "3"
+
+
+@pytest.mark.parametrize("line", [
+    "x=$(hostname); export OMP_NUM_THREADS=4\n",
+    "x=`hostname`; export OMP_NUM_THREADS=4\n",
+    "N=$( echo 4 | cat ); export OMP_NUM_THREADS=4\n",
+    'echo "started $(date)"; export OMP_NUM_THREADS=4\n',
+])
+def test_a_command_after_a_substitution_and_a_semicolon_is_read(line):
+    """s46 review RV4: the `;` glued to ``$(...)`` stayed in its word, so the export after it
+    was read as the first command's arguments (1 thread; a launch there: none found)."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n" + line + "srun ./app\n")
+    assert script.threads == 4
+    launched = read_script('#!/bin/bash\n#SBATCH -N 1\necho "started $(date)"; srun ./app\n')
+    assert [launch.program for launch in launched.launches] == ["./app"]
+

@@ -17,6 +17,15 @@ from hpcds1mpi.launch.shell_words import words
     ("./app &>log", ["./app", "&>log"]),
     ("for i in 1 2; do", ["for", "i", "in", "1", "2", ";", "do"]),
     ("echo 'a>b' \"c;d\"", ["echo", "a>b", "c;d"]),  # quoted: no operator
+    # s46 review RV4: a `;` after a substitution's close ends the command; one inside stays
+    ("x=$(hostname); export A=4", ["x=$(hostname)", ";", "export", "A=4"]),
+    ("echo \"started $(date)\"; srun ./app", ["echo", "started $(date)", ";", "srun", "./app"]),
+    ("x=`hostname`;export A=4", ["x=`hostname`", ";", "export", "A=4"]),
+    ("N=$( echo 4 | cat ); ./a", ["N=$( echo 4 | cat )", ";", "./a"]),
+    ("x=$(a; b) \"c\";d", ["x=$(a; b)", "c", ";", "d"]),
+    ("find . -exec rm {} \\;", ["find", ".", "-exec", "rm", "{}", ";"]),
+    ("x) echo $(date);;", ["x)", "echo", "$(date)", ";;"]),  # a case arm's end (RV3)
+    ("x) ./a;&", ["x)", "./a", ";&"]),
 ])
 def test_a_command_line_splits_where_sh_ends_a_word(line, split):
     found = words(line, 10, shell=True)
