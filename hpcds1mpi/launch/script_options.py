@@ -97,8 +97,11 @@ def launcher_kind(command: str) -> str | None:
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                     "OMP_PLACES", "OMP_PROC_BIND")
 ASSIGN_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+#: The separators that end a ``case`` arm's commands (s46 review RV3: not read as ends, so
+#: ``big) export OMP_NUM_THREADS=4 ;;`` was no assignment).
+ARM_ENDS = (";;", ";&", ";;&")
 #: Words that end a simple command.
-SHELL_STOP = {"|", "||", "&&", ";", "&", "|&"}
+SHELL_STOP = {"|", "||", "&&", ";", "&", "|&", *ARM_ENDS}
 #: Shell words that open a loop (``done`` closes one): a launch inside runs more than once.
 LOOP_WORDS = ("for", "while", "until", "select")
 REDIRECT_RE = re.compile(r"^(\d*|&)(>>?|<)(&\d+)?$|^(\d*|&)(>>?|<)\S")
@@ -130,10 +133,11 @@ class Option:
 
 def commands_after(line: list[Word], last: Word) -> tuple[str, ...]:
     """The words of ``line`` from the first command separator after the word ``last`` on
-    (``; ./post 9``, ``| tee log``): what the line runs after that command, () for none."""
+    (``; ./post 9``, ``| tee log``): what the line runs after that command, () for none; a
+    ``case`` arm's end (``;;``) runs none of the rest."""
     rest = [w for w in line if w.start >= last.end]
     at = next((k for k, w in enumerate(rest) if w.raw in SHELL_STOP), len(rest))
-    return tuple(w.text for w in rest[at:])
+    return () if rest[at:at + 1] and rest[at].raw in ARM_ENDS else tuple(w.text for w in rest[at:])
 
 
 #: A number in a directive: ASCII digits only (as the schedulers read them; ``\d`` would take

@@ -30,6 +30,7 @@ import os
 import re
 
 from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.launch.case_arms import CaseArms
 from hpcds1mpi.launch.directive_mistakes import (check_unexpanded, check_value_form,
                                                  late_directives_note)
 from hpcds1mpi.launch.exec_wrappers import is_wrapper, read_wrappers
@@ -260,7 +261,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
     scope = dict(base)
     budget = ExpansionBudget()
     loops = 0  # open loops: a launch inside one runs more than once
-    subshells = Subshells()
+    subshells, arms = Subshells(), CaseArms()
     spent_at = None
     for number, last, _start, text in _logical(lines, k):
         if _magic(text):
@@ -270,7 +271,8 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
             script.note(_too_long(number))
             continue
         cut = text[:comment_start(text, anywhere=False)] if "#" in text else text
-        commands = list(_commands(line := words(cut, lines[number - 1][1], shell=True)))
+        line = arms.cut(words(cut, lines[number - 1][1], shell=True))  # `big) srun ..;;`
+        commands = list(_commands(line))
         apart = lists_apart(commands)  # `export X=1 && ./a &` (s46)
         for at, (command, stdin, before, after) in enumerate(commands):
             if at in apart:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
+from hpcds1mpi.launch.script_options import ARM_ENDS  # after them ``esac`` ends the ``case``
+
 #: The indexes of the last few scripts' assignment lists: (the list, its length when indexed,
 #: name -> (positions, values)). A few: a command reads one script at a time.
 _INDEXES: list[tuple[list, int, dict]] = []
@@ -80,8 +82,6 @@ class ScopeView(Mapping):
 #: ended the subshell around the ``case``).
 OPENERS = ("{", "while", "until", "for", "select", "if", "case")
 CLOSERS = ("}", "done", "fi", "esac")
-#: The separators after which ``esac`` is a word that ends the ``case``.
-ARM_ENDS = (";;", ";&", ";;&")
 #: The separators that make the commands beside them subshells: a pipe's stages (every one,
 #: as bash runs them without lastpipe) and what ``&`` sends to the background.
 PIPES = ("|", "|&")

@@ -577,3 +577,26 @@ def test_a_command_after_a_substitution_and_a_semicolon_is_read(line):
     launched = read_script('#!/bin/bash\n#SBATCH -N 1\necho "started $(date)"; srun ./app\n')
     assert [launch.program for launch in launched.launches] == ["./app"]
 
+
+@pytest.mark.parametrize("body", [
+    'case "$SLURM_JOB_PARTITION" in\n  big) export OMP_NUM_THREADS=4 ;;\n'
+    '  *) export OMP_NUM_THREADS=4 ;;\nesac\n',
+    "case x in\n x)\n   export OMP_NUM_THREADS=4 ;;\nesac\n",
+    "case x in\n (x) export OMP_NUM_THREADS=4 ;;\nesac\n",
+    "case x in x) export OMP_NUM_THREADS=4 ;; esac\n",
+    "case x in a | x) export OMP_NUM_THREADS=4 ;& *) ;;\nesac\n",
+])
+def test_an_assignment_on_a_case_arms_line_is_read(body):
+    """s46 review RV3: the arm's pattern was read as the command's first word and `;;` as no
+    separator: 1 thread, where bash gives the launch 4."""
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n" + body + "srun ./app\n")
+    assert script.threads == 4
+
+
+def test_a_launch_on_a_case_arms_line_is_read_with_nothing_after_it():
+    script = read_script('#!/bin/bash\n#SBATCH -N 1\n#SBATCH -n 2\ncase "$P" in\n'
+                         "  big) srun -n 2 ./app 8 ;;\n  *) srun -n 2 ./app 8 ;;\nesac\n")
+    assert [(launch.line, launch.program, launch.args, launch.then)
+            for launch in script.launches] == [(5, "./app", ["8"], ()), (6, "./app", ["8"], ())]
+    one = read_script("#!/bin/bash\n#SBATCH -N 1\ncase x in x) srun ./app 8 ;; esac\n")
+    assert [(launch.program, launch.then) for launch in one.launches] == [("./app", ())]
