@@ -112,6 +112,17 @@ class Setting:
 
 
 @dataclass
+class Unset(Setting):
+    """An ``unset NAME`` the script runs, as a :class:`Setting` without a value: its
+    ``value_span`` is the place it runs at (its own, or the call of the function whose body
+    runs it), ``subshell`` where that subshell ends it, and ``conditional`` where it runs
+    only under a condition (an ``if`` branch, a ``case`` arm, a loop, after ``&&`` /
+    ``||``): such a one may leave the variable set (s46 review RV8)."""
+
+    conditional: bool = False
+
+
+@dataclass
 class JobScript:
     """What a batch script asks for, and where each part of it is written.
 
@@ -165,9 +176,10 @@ class JobScript:
     #: (set by advise's launch check, read by ``--rewrite``; s32 tester U5).
     srun_mpi_fix: str | None = None
     noted: set[str] = field(default_factory=set, repr=False)
-    #: (name, text offset) of each ``unset NAME``: what a setting before it no longer gives
-    #: a launch after it (s45 tester F4).
-    unsets: list[tuple[str, int]] = field(default_factory=list)
+    #: Each ``unset NAME`` run outside a function body or where one is called: what a
+    #: setting before it no longer gives a launch after it that it reaches (s45 tester F4,
+    #: :class:`Unset`).
+    unsets: list[Unset] = field(default_factory=list)
 
     def note(self, text: str) -> None:
         """Add a note once; past :data:`MAX_NOTES`, one line says the rest were left out."""

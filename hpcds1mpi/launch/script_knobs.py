@@ -61,7 +61,9 @@ def _variable(script: "JobScript", launch: "Launch | None", name: str,
     the program: s45 tester C2) that no ``unset`` after it removes and that the launch passes
     on (:func:`_inherits`, s45 tester F4); every setting counts where there is no launch
     line. An assignment without ``export`` counts, as OMP_NUM_THREADS's does: the variable
-    may be in the environment sbatch passes."""
+    may be in the environment sbatch passes. An ``unset`` in a subshell closed before the
+    launch or in a function not called before it removes nothing; one under a condition
+    leaves the setting read, said in a note (s46 review RV8)."""
     if launch is not None:
         env = launch.env.get(name)
         if env and env[0] in allowed:
@@ -73,9 +75,16 @@ def _variable(script: "JobScript", launch: "Launch | None", name: str,
     for s in reversed(settings):  # a subshell's closed before the launch left out (s45 S1)
         if s.name != name:
             continue
-        if any(n == name and s.value_span[0] < at < end for n, at in script.unsets):
+        # an unset as the settings go: not one its subshell ended (s46 review RV8)
+        unsets = [u for u in script.unsets if u.name == name and u.reaches(end)
+                  and s.value_span[0] < u.value_span[0] < end]
+        if any(not u.conditional for u in unsets):
             return None
         if s.resolved in allowed:
+            if unsets:  # may run: the setting is read, and said
+                script.note(f"line {unsets[0].line}: `unset {name}` runs only under a "
+                            f"condition; {name}={s.resolved} (line {s.line}) is read as "
+                            "reaching the program")
             return s.resolved, s.line
     return None
 

@@ -42,6 +42,7 @@ from hpcds1mpi.launch.script_expansion import MAX_EXPANSION_WORK, ExpansionBudge
 from hpcds1mpi.launch.script_components import check_directive_words, check_one_program
 from hpcds1mpi.launch.script_file import check_script_text
 from hpcds1mpi.launch.script_scope import Subshells, lists_apart
+from hpcds1mpi.launch.script_unsets import Unsets
 from hpcds1mpi.launch.shell_functions import body_words, subshell_edges
 from hpcds1mpi.launch.script_options import (
     ASSIGN_RE, LOOP_WORDS, RANKS_FIRST, REDIRECT_RE, SHELL_STOP, TABLES, Option, Word,
@@ -261,7 +262,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
     scope = dict(base)
     budget = ExpansionBudget()
     loops = 0  # open loops: a launch inside one runs more than once
-    subshells, arms = Subshells(), CaseArms()
+    subshells, arms, unsets = Subshells(script.unsets), CaseArms(), Unsets(script.unsets)
     spent_at = None
     for number, last, _start, text in _logical(lines, k):
         if _magic(text):
@@ -297,6 +298,7 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 # ``timeout 3600 srun ./app``, ``env X=1 mpirun ./app``: the launcher's line
                 prefix += [command[k] for _, _, k in wrapped.assigned]
                 command = command[wrapped.program_at:]
+            unsets.command(whole, command, before, number)  # `unset X`, a call of one
             if not command:  # only assignments: they set the script's variables
                 for word in prefix:
                     name, _, value = word.text.partition("=")
@@ -308,8 +310,6 @@ def _read_commands(script: JobScript, lines, k: int) -> None:
                 name, value = command[1].text, command[2]
                 _assign(script, scope, budget, Setting(name, value.text, None, number,
                                                        (value.start, value.end)), subshells)
-            elif command[0].raw == "unset" and "-f" not in [w.raw for w in command]:
-                script.unsets += [(w.text, w.start) for w in command[1:] if w.raw[:1] != "-"]
             elif launcher_kind(command[0].text) is not None and not starts_no_ranks(
                     [w.text for w in command]):  # `mpirun --version` is set-up (s42 F3)
                 launch = _launch(script, command, prefix, number, last, scope, budget)

@@ -91,7 +91,7 @@ APART = PIPES + ("&",)
 JOINED = PIPES + ("&&", "||")
 
 
-def _head(command: list) -> str:
+def compound_word(command: list) -> str:
     """The word that tells whether a simple command ``command`` (shell words) opens or closes
     a compound one: ``{`` for a function's head with its body opened (``run_sim() {``),
     ``esac`` where it ends a ``case`` after an arm (``big) srun ./app ;; esac``), else its
@@ -126,7 +126,7 @@ def lists_apart(commands: list[tuple]) -> dict[int, int]:
         for command, *_ in commands[first:last + 1] if flat else ():
             opened, closed = subshell_edges(command)
             depth += opened - closed
-            flat = flat and depth >= 0 and _head(command) not in OPENERS + CLOSERS
+            flat = flat and depth >= 0 and compound_word(command) not in OPENERS + CLOSERS
         if flat and depth == 0:
             found[first] = last
         first = last + 1
@@ -142,31 +142,38 @@ class Subshells:
     before, kept at its first assignment there — leaving costs what the subshell assigned, not
     the whole scope —, and its kind: ``(``; ``{`` for a compound command, a subshell only if
     it closes before ``|`` or ``&``; ``|`` for one that a pipe opened; ``&`` for one simple
-    command apart; ``&&`` for a list apart (:func:`lists_apart`)."""
+    command apart; ``&&`` for a list apart (:func:`lists_apart`). The script's ``unset``
+    commands (``unsets``, :mod:`~hpcds1mpi.launch.script_unsets`) end with their subshell by
+    the same rule (s46 review RV8: ``( unset X; ./prep )`` had removed X for the launch)."""
 
-    def __init__(self) -> None:
-        self._open: list[tuple[int, dict[str, tuple[str | None, int]], str]] = []
+    def __init__(self, unsets: list | None = None) -> None:
+        #: per frame: (how many assignments and unsets came before it), its record, its kind
+        self._open: list[tuple[tuple[int, int], dict[str, tuple[str | None, int]], str]] = []
         self._last: dict[str, int] = {}  # name -> the place of its assignment that holds
+        self._unsets = [] if unsets is None else unsets
+
+    def _before(self, settings: list) -> tuple[int, int]:
+        return len(settings), len(self._unsets)
 
     def enter(self, times: int, settings: list) -> None:
         """``times`` subshells open (before the command that opens them runs)."""
-        self._open.extend((len(settings), {}, "(") for _ in range(times))
+        self._open.extend((self._before(settings), {}, "(") for _ in range(times))
 
     def start(self, command: list, before: str, after: str, settings: list) -> None:
         """Before simple command ``command`` (shell words; ``before`` / ``after`` the separators
         around it, "" for none) runs: a compound command it opens starts a frame; a simple one
         that is a pipeline stage or runs in the background is a subshell of its own."""
-        head = _head(command)
+        head = compound_word(command)
         if head in OPENERS:
-            self._open.append((len(settings), {}, "|" if before in PIPES else "{"))
+            self._open.append((self._before(settings), {}, "|" if before in PIPES else "{"))
         elif head not in CLOSERS and (before in PIPES or after in APART):
-            self._open.append((len(settings), {}, "&"))
+            self._open.append((self._before(settings), {}, "&"))
 
     def finish(self, command: list, after: str, scope: dict, settings: list, at: int) -> None:
         """After simple command ``command`` (ending at text offset ``at``) ran: a subshell of
         its own ends; a compound command it closes ends as a subshell where a pipe opened it
         or ``|`` / ``&`` follows it, else its frame's record joins the one around it."""
-        head, kind = _head(command), self._open[-1][2] if self._open else ""
+        head, kind = compound_word(command), self._open[-1][2] if self._open else ""
         if kind == "&" and head not in OPENERS + CLOSERS:
             self._leave(scope, settings, at)
         elif head in CLOSERS and kind in ("{", "|"):
@@ -180,7 +187,7 @@ class Subshells:
 
     def apart(self, settings: list) -> None:
         """A list that runs in the background starts (:func:`lists_apart`)."""
-        self._open.append((len(settings), {}, "&&"))
+        self._open.append((self._before(settings), {}, "&&"))
 
     def apart_ends(self, scope: dict, settings: list, at: int) -> None:
         """That list ends at text offset ``at``: its assignments end with it."""
@@ -206,7 +213,7 @@ class Subshells:
 
     def _leave(self, scope: dict, settings: list, at: int) -> None:
         """The innermost subshell ends at text offset ``at`` (:meth:`leave`)."""
-        count, before, _ = self._open.pop()
+        (count, unset), before, _ = self._open.pop()
         for name, (value, place) in before.items():
             if value is None:
                 scope.pop(name, None)
@@ -215,3 +222,5 @@ class Subshells:
             self._last[name] = place
         for setting in settings[count:]:
             setting.subshell = setting.subshell or (before[setting.name][1], at)
+        for gone in self._unsets[unset:]:
+            gone.subshell = gone.subshell or (-1, at)

@@ -173,3 +173,54 @@ def test_hpcds1mpi_run_reads_neither_variable(text):
     assert any("HPCDS1MPI_PRECISION=fp32 is not read by hpcds1mpi run" in n
                for n in script.notes)
     assert any("HPCDS1MPI_DEVICE=gpu is not read by hpcds1mpi run" in n for n in script.notes)
+
+
+@pytest.mark.parametrize("text", [
+    "( unset HPCDS1MPI_PRECISION; ./prep.sh )\n",
+    "unset HPCDS1MPI_PRECISION | cat\n",
+    "cleanup() { unset HPCDS1MPI_PRECISION; }\ntrap cleanup EXIT\n",
+    "cleanup() {\n  echo bye\n  unset HPCDS1MPI_PRECISION\n}\ntrap cleanup EXIT\n",
+    "later() {\n  unset HPCDS1MPI_PRECISION\n}\n",
+])
+def test_an_unset_that_never_reaches_the_launch_keeps_the_precision(text):
+    """s46 review RV8: an unset in a subshell or in a function only an EXIT trap calls (or
+    none) took the precision from the launch; bash gives the launch fp32."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
+                         + text + "srun ./app 8\n")
+    assert precision_of(script, script.launch) == ("fp32", True)
+    assert not script.notes or not any("unset" in n for n in script.notes)
+
+
+@pytest.mark.parametrize("text", [
+    "cleanup() { unset HPCDS1MPI_PRECISION; }\ncleanup\n",
+    "cleanup() {\n  unset HPCDS1MPI_PRECISION\n}\nprep() { cleanup; }\nprep\n",
+    "run()\n{\n  unset HPCDS1MPI_PRECISION\n}\nrun\n",
+    "{ unset HPCDS1MPI_PRECISION; }\n",
+    "unset HPCDS1MPI_PRECISION && ./prep\n",
+])
+def test_an_unset_that_runs_before_the_launch_still_removes_the_precision(text):
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
+                         + text + "srun ./app 8\n")
+    assert precision_of(script, script.launch) == ("fp64", False)
+
+
+@pytest.mark.parametrize("text", [
+    'if [ -n "$DEBUG" ]; then unset HPCDS1MPI_PRECISION; fi\n',
+    'if [ -n "$DEBUG" ]; then\n  echo\nelse\n  unset HPCDS1MPI_PRECISION\nfi\n',
+    '[ -n "$DEBUG" ] && unset HPCDS1MPI_PRECISION\n',
+    "case $P in\n  big) unset HPCDS1MPI_PRECISION ;;\nesac\n",
+    "cleanup() {\n  unset HPCDS1MPI_PRECISION\n}\nif [ -n \"$D\" ]; then cleanup; fi\n",
+])
+def test_a_conditional_unset_keeps_the_precision_and_says_so(text):
+    """s46 review RV8: the branch may not run; the script's precision is read, noted."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
+                         + text + "srun ./app 8\n")
+    assert precision_of(script, script.launch) == ("fp32", True)
+    assert any("`unset HPCDS1MPI_PRECISION` runs only under a condition;"
+               " HPCDS1MPI_PRECISION=fp32 (line 3) is read" in n for n in script.notes)
