@@ -18,27 +18,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.script_options import count_range, to_int
-from hpcds1mpi.launch.step_fit import _OPEN_SHARE
+from hpcds1mpi.launch.script_options import to_int
+from hpcds1mpi.launch.step_fit import job_tasks
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 #: Options that give ``mpirun`` slots of their own, or let it run more ranks than slots.
 _OWN_SLOTS = ("host", "hostfile", "oversubscribe")
-
-
-def job_tasks(script: "JobScript") -> int | None:
-    """The tasks a Slurm job's directives hold (``-N`` alone: one per node, none said: one);
-    None where its share of a node is not fixed by them."""
-    d = script.directives
-    if script.base is None or any(name in d for name in _OPEN_SHARE) or (
-            "nodes" in d and count_range(d["nodes"].value)):
-        return None
-    job = script.base[0]
-    if job["ntasks"]:
-        return job["ntasks"]
-    return (job["nodes"] or 1) * (job["ntasks_per_node"] or 1)
 
 
 def slots_refused(script: "JobScript", launch: "Launch | None", family: str | None) -> str:

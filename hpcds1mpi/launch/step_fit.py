@@ -25,29 +25,34 @@ if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript, Launch
 
 #: Directives that give the job more CPUs of a node than its tasks ask for.
-_OPEN_SHARE = ("exclusive", "mincpus", "cpus-per-gpu", "overcommit", "extra-node-info",
-               "core-spec")
+OPEN_SHARE = ("exclusive", "mincpus", "cpus-per-gpu", "overcommit", "extra-node-info",
+              "core-spec")
+
+
+def job_tasks(script: "JobScript") -> int | None:
+    """The tasks a Slurm job's directives hold (``-N`` alone: one per node, none said: one);
+    None where its share of a node is not fixed by them. The one count of them, for the
+    step's fit here and Open MPI's slots (:mod:`~hpcds1mpi.launch.mpirun_slots`; s46 review
+    RV11: each had its own)."""
+    d = script.directives
+    if script.base is None or any(name in d for name in OPEN_SHARE) or (
+            "nodes" in d and count_range(d["nodes"].value)):
+        return None
+    job = script.base[0]
+    return job["ntasks"] or (job["nodes"] or 1) * (job["ntasks_per_node"] or 1)
 
 
 def _held(script: "JobScript") -> tuple[int, int, int | None] | None:
     """(nodes, CPUs, CPUs per node where the directives fix it) the job holds; None where its
     share is not fixed by the directives or not known."""
-    d = script.directives
-    if script.base is None or any(name in d for name in _OPEN_SHARE) or (
-            "nodes" in d and count_range(d["nodes"].value)):
+    tasks = job_tasks(script)
+    if tasks is None:
         return None
     job = script.base[0]
     cpus = job["cpus_per_task"] or 1
-    per_node = job["ntasks_per_node"]
-    nodes = job["nodes"] or (1 if per_node or not job["ntasks"] else None)
-    if job["ntasks"]:
-        tasks = job["ntasks"]
-    elif nodes is None:
-        return None
-    else:
-        per_node = per_node or 1  # -N alone: one task per node
-        tasks = nodes * per_node
-    return nodes or 0, tasks * cpus, per_node * cpus if per_node and not job["ntasks"] else None
+    per_node = job["ntasks_per_node"] or (None if job["ntasks"] else 1)  # -N alone: 1 a node
+    nodes = job["nodes"] or (1 if per_node or not job["ntasks"] else 0)
+    return nodes, tasks * cpus, per_node * cpus if per_node and not job["ntasks"] else None
 
 
 def _count(launch: "Launch", name: str) -> int | None | bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from hpcds1mpi.launch.step_fit import _OPEN_SHARE
+from hpcds1mpi.launch.step_fit import OPEN_SHARE
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.launch.job_script import JobScript
@@ -26,7 +26,7 @@ def threads_over_task(script: "JobScript", said: str | None, line: int | None) -
     given, "" otherwise (threads read from the CPUs per task, or a job given more of a node
     than its tasks ask: ``--exclusive``, ``--mincpus``)."""
     if script.scheduler != "slurm" or not said or any(
-            name in script.directives for name in _OPEN_SHARE):
+            name in script.directives for name in OPEN_SHARE):
         return ""
     threads, cpus = script.threads or 1, script.cpus_per_task or 1
     if threads <= cpus:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
-from hpcds1mpi.launch.mpirun_slots import job_tasks, slots_refused
+from hpcds1mpi.launch.mpirun_slots import slots_refused
 from hpcds1mpi.launch.script_reading import read_script
 
 ABI4 = ("#!/bin/bash\n#SBATCH -J si\n#SBATCH -N 1\n#SBATCH --ntasks=1\n#SBATCH -t 00:05:00\n"
@@ -59,8 +59,3 @@ def test_a_pbs_script_is_not_judged():
     script, launch = _read("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=1\n"
                            "mpirun.openmpi -np 2 ./a\n")
     assert slots_refused(script, launch, OPENMPI) == ""
-
-
-def test_job_tasks():
-    assert job_tasks(read_script("#SBATCH -N 2 --ntasks-per-node=3\nsrun ./a\n")) == 6
-    assert job_tasks(read_script("#!/bin/bash\nsrun ./a\n")) == 1

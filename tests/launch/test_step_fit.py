@@ -9,7 +9,7 @@ import pytest
 
 from hpcds1mpi.launch import srun_cpus
 from hpcds1mpi.launch.script_reading import read_script
-from hpcds1mpi.launch.step_fit import step_refused
+from hpcds1mpi.launch.step_fit import job_tasks, step_refused
 
 #: directives, step -> refused (the test Slurm's answer, its job's exit).
 CASES = {
@@ -71,6 +71,15 @@ def test_mpirun_and_pbs_are_not_judged():
     assert step_refused(read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2\n"
                                     "mpiexec -n 8 ./app\n")) == ""
 
+
+
+def test_job_tasks():
+    """The job's task count, one function for the step's fit and Open MPI's slots (s46
+    review RV11: mpirun_slots counted them again)."""
+    assert job_tasks(read_script("#SBATCH -N 2 --ntasks-per-node=3\nsrun ./a\n")) == 6
+    assert job_tasks(read_script("#!/bin/bash\nsrun ./a\n")) == 1
+    assert job_tasks(read_script("#!/bin/bash\n#SBATCH -N 2 -n 3\nsrun ./a\n")) == 3
+    assert job_tasks(read_script("#!/bin/bash\n#SBATCH -N 1-2 -n 3\nsrun ./a\n")) is None
 
 @pytest.mark.slurm
 @pytest.mark.parametrize("name", ["nodes_alone", "inherited_tasks"])
