@@ -45,6 +45,9 @@ class Launch:
         options_at: the offset where an option of the launcher's is added: after the
             launcher word, or after the rank count of a wrapper that reads it first
             (``cafrun -n 4``: :data:`~hpcds1mpi.launch.script_options.RANKS_FIRST`).
+        mca: the MCA parameters an Open MPI launcher is given (``--mca`` / ``-mca`` /
+            ``--gmca NAME VALUE``), name -> value with ``$`` expanded (None: unresolved);
+            ``options`` keeps the last ``mca`` alone.
     """
 
     launcher: str
@@ -66,6 +69,7 @@ class Launch:
     wrapper_unset: tuple[str, ...] = ()
     wrapper_cleared: bool = False
     options_at: int | None = None
+    mca: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.options_at is None:

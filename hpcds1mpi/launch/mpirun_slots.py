@@ -5,7 +5,9 @@ job has, whatever cores its nodes or CPUs its tasks hold. More ranks than that s
 once: "There are not enough slots available in the system to satisfy the 2 slots that were
 requested by the application" (s45 tester A4: ``mpirun.openmpi -np 2`` in a job of
 ``--ntasks=1``, of ``-n 1 -c 2`` and of ``-N 1`` alone; measured on the 2-core test Slurm
-22.05.8, Open MPI 4.1.4), unless given ``--oversubscribe``; ``-N 1 --exclusive`` ran (Slurm
+22.05.8, Open MPI 4.1.4; as do ``-c 2``, ``-npernode 2`` and ``--map-by ppr:2:node`` there, s46
+review RV2), unless given ``--oversubscribe`` or the MCA parameter ``rmaps_base_oversubscribe``
+(``--mca``, ``OMPI_MCA_rmaps_base_oversubscribe=1``: both ran); ``-N 1 --exclusive`` ran (Slurm
 then counts the node's CPUs as its tasks, ``SLURM_TASKS_PER_NODE=2``). MPICH's hydra (``mpiexec.mpich -n 2``) and Intel
 MPI's ``mpiexec -n 2`` run both ranks in the same job, sharing its CPUs; an srun step asking
 more is refused too, which :mod:`~hpcds1mpi.launch.step_fit` says. A host list or host file
@@ -16,6 +18,7 @@ gives its own slots (:mod:`~hpcds1mpi.launch.script_slot_fill`,
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from hpcds1mpi.launch.script_options import to_int
@@ -26,25 +29,76 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: Options that give ``mpirun`` slots of their own, or let it run more ranks than slots.
 _OWN_SLOTS = ("host", "hostfile", "oversubscribe")
+#: Open MPI's MCA parameter that lets it run more ranks than slots, as ``--mca NAME VALUE``
+#: or, for mpirun, the variable ``OMPI_MCA_NAME`` (s46 review RV2: run on the test Slurm, a
+#: ``--ntasks=1`` job ran ``-np 2`` with either).
+_OVERSUBSCRIBE_MCA = "rmaps_base_oversubscribe"
+#: The values an MCA boolean is false by (Open MPI's ``mca_base_var_enum`` bool).
+_FALSE = ("0", "false", "no", "f", "n", "disabled", "")
+#: ``--map-by ppr:K:node``: K ranks on each node.
+_PPR_NODE = re.compile(r"ppr:([0-9]{1,6}):node\b", re.I)
+
+
+def _oversubscribes(script: "JobScript", launch: "Launch") -> bool:
+    """Whether ``launch`` lets Open MPI run more ranks than slots (``--oversubscribe`` aside,
+    one of :data:`_OWN_SLOTS`): ``--map-by ...:OVERSUBSCRIBE``, or the MCA parameter set on
+    its line or before it (a value not known here taken as set, so that a job that may run
+    is not said to stop)."""
+    mapping = launch.options.get("map-by")
+    if mapping is not None and "OVERSUBSCRIBE" in (mapping.value or "").upper():
+        return True
+    name = "OMPI_MCA_" + _OVERSUBSCRIBE_MCA
+    if _OVERSUBSCRIBE_MCA in launch.mca:
+        value = launch.mca[_OVERSUBSCRIBE_MCA]
+    elif name in launch.env:
+        value = launch.env[name][0]
+    else:
+        set_before = [s for s in script.settings_before(launch) if s.name == name]
+        if not set_before:
+            return False
+        value = set_before[-1].resolved
+    return value is None or value.strip().lower() not in _FALSE
+
+
+def _ranks(script: "JobScript", launch: "Launch") -> tuple[int | None, str]:
+    """(the ranks ``launch`` starts, how many per node where a per-node count gives them:
+    ``-npernode K`` / ``-N K`` / ``--map-by ppr:K:node`` on each of the job's nodes, at
+    least one); (None, "") where not said or not known."""
+    if "ntasks" in launch.options:
+        return to_int(launch.value("ntasks", launch.scope) or ""), ""
+    per_node, opt = None, launch.options.get("ntasks-per-node")
+    spelled = script.written(opt).lstrip("-").split("=")[0].split()[0] if opt else ""
+    if spelled in ("N", "npernode"):  # hydra's -ppn is host_spelling's warning
+        per_node = to_int(launch.value("ntasks-per-node", launch.scope) or "")
+    elif (mapping := launch.options.get("map-by")) is not None and (
+            ppr := _PPR_NODE.match(mapping.value or "")):
+        per_node = int(ppr.group(1))
+    if not per_node:
+        return None, ""
+    return per_node * (script.base[0]["nodes"] or 1), str(per_node)
 
 
 def slots_refused(script: "JobScript", launch: "Launch | None", family: str | None) -> str:
     """Why Open MPI's ``launch`` (``family`` its MPI: :func:`~hpcds1mpi.launch.
-    launch_line_checks.launch_family`) stops at once for starting more ranks (``-n``) than the
-    Slurm job has tasks, with the fix; "" when it fits, is another MPI's or cannot be judged."""
+    launch_line_checks.launch_family`) stops at once for starting more ranks (``-n``, or a
+    count per node: :func:`_ranks`) than the Slurm job has tasks, with the fix; "" when it
+    fits, may oversubscribe (:func:`_oversubscribes`), is another MPI's or cannot be
+    judged."""
     from hpcds1mpi.launch.mpi_names import OPENMPI
 
     if launch is None or launch.kind != "mpi" or family != OPENMPI or \
-            script.scheduler != "slurm" or any(o in launch.options for o in _OWN_SLOTS):
+            script.scheduler != "slurm" or any(o in launch.options for o in _OWN_SLOTS) or \
+            _oversubscribes(script, launch):
         return ""
-    mapping = launch.options.get("map-by")
-    if mapping is not None and "OVERSUBSCRIBE" in (mapping.value or "").upper():
-        return ""
-    ranks = to_int(launch.value("ntasks", launch.scope) or "")
     tasks = job_tasks(script)
-    if not ranks or tasks is None or ranks <= tasks:
+    ranks, per_node = _ranks(script, launch) if tasks is not None else (None, "")
+    if not ranks or ranks <= tasks:
         return ""
-    return (f"line {launch.line}: Open MPI's {launch.launcher} starts {ranks} ranks, but the "
-            f"job has {tasks} task{'s' if tasks != 1 else ''}, its slots: it stops at once "
-            f"(not enough slots); ask #SBATCH --ntasks={ranks}, or give {launch.launcher} "
+    # --ntasks beats --ntasks-per-node, which is then a node's most (sbatch(1))
+    ask = " ".join([f"--ntasks={ranks}"] * (not per_node or bool(script.base[0]["ntasks"]))
+                   + [f"--ntasks-per-node={per_node}"] * bool(per_node))
+    each = f" ({per_node} per node)" if per_node else ""
+    return (f"line {launch.line}: Open MPI's {launch.launcher} starts {ranks} ranks{each}, but "
+            f"the job has {tasks} task{'s' if tasks != 1 else ''}, its slots: it stops at once "
+            f"(not enough slots); ask #SBATCH {ask}, or give {launch.launcher} "
             "--oversubscribe")

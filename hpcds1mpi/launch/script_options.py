@@ -44,7 +44,9 @@ _SLURM_SHORT = {"N": "nodes", "n": "ntasks", "c": "cpus-per-task", "G": "gpus", 
                 "extra-node-info", "S": "core-spec", "K": "kill-on-bad-exit", "l": "label",
                 "u": "unbuffered", "O": "overcommit", "H": "hold", "W": "wait", "v": "verbose",
                 "Q": "quiet", "s": "oversubscribe"}
-_MPI = {"n": ("ntasks", 1), "np": ("ntasks", 1), "N": ("ntasks-per-node", 1),
+# Open MPI's ``-c N`` is ``-np N`` (mpirun(1); s46 review RV2: the rank count was read as
+# the program), an option no other launcher read by this table has
+_MPI = {"n": ("ntasks", 1), "np": ("ntasks", 1), "c": ("ntasks", 1), "N": ("ntasks-per-node", 1),
         "npernode": ("ntasks-per-node", 1), "ppn": ("ntasks-per-node", 1),
         "perhost": ("ntasks-per-node", 1), "map-by": ("map-by", 1), "bind-to": ("bind-to", 1),
         "d": ("cpus-per-task", 1), "depth": ("cpus-per-task", 1),

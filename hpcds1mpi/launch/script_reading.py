@@ -201,6 +201,9 @@ def _launch(script: JobScript, command: list[Word], prefix: list[Word], number: 
         if opt.name == "env" and opt.value and "=" in opt.value:
             key, _, val = opt.value.partition("=")
             launch.env[key] = (expand(val, scope, budget), opt)
+        elif opt.name == "mca" and kind == "mpi" and "=" in (opt.value or ""):
+            key, _, val = opt.value.partition("=")
+            launch.mca[key] = expand(val, scope, budget)
         elif opt.name == "export" and opt.value:
             for item in opt.value.split(","):
                 if "=" in item:

@@ -59,3 +59,60 @@ def test_a_pbs_script_is_not_judged():
     script, launch = _read("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=1\n"
                            "mpirun.openmpi -np 2 ./a\n")
     assert slots_refused(script, launch, OPENMPI) == ""
+
+
+@pytest.mark.parametrize("directives, lines", [
+    ("#SBATCH -n 1\n", "export OMPI_MCA_rmaps_base_oversubscribe=1\nmpirun.openmpi -np 2 ./a"),
+    ("#SBATCH -n 1\n", "OMPI_MCA_rmaps_base_oversubscribe=true mpirun.openmpi -np 2 ./a"),
+    ("#SBATCH -n 1\n", "mpirun.openmpi --mca rmaps_base_oversubscribe 1 -np 2 ./a"),
+    ("#SBATCH -n 1\n", "mpirun.openmpi -mca rmaps_base_oversubscribe true --mca btl self "
+                       "-np 2 ./a"),
+    ("#SBATCH -n 1\n", "export OMPI_MCA_rmaps_base_oversubscribe=$ON\nmpirun.openmpi -np 2 ./a"),
+])
+def test_the_mca_parameter_that_allows_oversubscribing_is_read(directives, lines):
+    """s46 review RV2: run on the test Slurm, both the variable and ``--mca`` let a
+    ``--ntasks=1`` job run ``-np 2``; advise said it stops at once."""
+    script, launch = _read(f"#!/bin/bash\n{directives}{lines}\n")
+    assert slots_refused(script, launch, OPENMPI) == ""
+
+
+@pytest.mark.parametrize("lines", [
+    "export OMPI_MCA_rmaps_base_oversubscribe=0\nmpirun.openmpi -np 2 ./a",
+    "mpirun.openmpi --mca rmaps_base_oversubscribe false -np 2 ./a",
+    "(export OMPI_MCA_rmaps_base_oversubscribe=1)\nmpirun.openmpi -np 2 ./a",
+    "mpirun.openmpi --mca btl self -np 2 ./a",
+])
+def test_the_mca_parameter_off_or_not_reaching_the_launch_still_stops_it(lines):
+    script, launch = _read(f"#!/bin/bash\n#SBATCH -n 1\n{lines}\n")
+    assert "it stops at once (not enough slots)" in slots_refused(script, launch, OPENMPI)
+
+
+@pytest.mark.parametrize("directives, line, said", [
+    # s46 review RV2: each stopped on the test Slurm ("not enough slots")
+    ("#SBATCH -N 1\n#SBATCH --ntasks=1\n", "mpirun.openmpi -c 2 ./a",
+     "starts 2 ranks, but the job has 1 task, its slots: it stops at once (not enough slots); "
+     "ask #SBATCH --ntasks=2, or give"),
+    ("#SBATCH -N 1\n#SBATCH --ntasks=1\n", "mpirun.openmpi -npernode 2 ./a",
+     "starts 2 ranks (2 per node), but the job has 1 task, its slots: it stops at once (not "
+     "enough slots); ask #SBATCH --ntasks=2 --ntasks-per-node=2, or give"),
+    ("#SBATCH -N 1\n#SBATCH --ntasks=1\n", "mpirun.openmpi --map-by ppr:2:node ./a",
+     "starts 2 ranks (2 per node), but"),
+    ("#SBATCH -N 2\n", "mpirun.openmpi -N 2 ./a",
+     "starts 4 ranks (2 per node), but the job has 2 tasks, its slots: it stops at once (not "
+     "enough slots); ask #SBATCH --ntasks-per-node=2, or give"),
+])
+def test_a_rank_count_given_otherwise_than_by_n_is_judged_too(directives, line, said):
+    script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
+    assert said in slots_refused(script, launch, OPENMPI)
+    assert launch.program == "./a"
+
+
+@pytest.mark.parametrize("directives, line", [
+    ("#SBATCH -N 2 --ntasks-per-node=2\n", "mpirun.openmpi -npernode 2 ./a"),
+    ("#SBATCH -N 1 -n 4\n", "mpirun.openmpi --map-by ppr:2:node ./a"),
+    ("#SBATCH -n 1\n", "mpirun.openmpi -ppn 2 ./a"),  # hydra's spelling: host_spelling's
+    ("#SBATCH -n 1\n", "mpirun.openmpi --map-by ppr:2:socket ./a"),  # sockets not known
+])
+def test_a_count_per_node_within_the_slots_is_not_refused(directives, line):
+    script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
+    assert slots_refused(script, launch, OPENMPI) == ""

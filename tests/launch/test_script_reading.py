@@ -600,3 +600,13 @@ def test_a_launch_on_a_case_arms_line_is_read_with_nothing_after_it():
             for launch in script.launches] == [(5, "./app", ["8"], ()), (6, "./app", ["8"], ())]
     one = read_script("#!/bin/bash\n#SBATCH -N 1\ncase x in x) srun ./app 8 ;; esac\n")
     assert [(launch.program, launch.then) for launch in one.launches] == [("./app", ())]
+
+
+def test_an_open_mpi_launchs_mca_parameters_are_all_kept():
+    """``options`` keeps the last ``--mca`` alone; the slot check reads them all (s46 review
+    RV2), and Open MPI's ``-c N`` is its rank count, not the program."""
+    script = read_script("#!/bin/bash\n#SBATCH -n 2\nV=1\nmpirun.openmpi --mca a $V -mca b 2 "
+                         "--gmca c x -c 2 ./app\n")
+    launch = script.launches[0]
+    assert launch.mca == {"a": "1", "b": "2", "c": "x"}
+    assert (launch.program, launch.options["ntasks"].value) == ("./app", "2")
