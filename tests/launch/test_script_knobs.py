@@ -175,6 +175,16 @@ def test_hpcds1mpi_run_reads_neither_variable(text):
     assert any("HPCDS1MPI_DEVICE=gpu is not read by hpcds1mpi run" in n for n in script.notes)
 
 
+def _after_fp32(text: str) -> tuple[tuple[str, bool], list[str]]:
+    """(the precision read, the notes) of a script that exports fp32, runs ``text``, then
+    its launch."""
+    from hpcds1mpi.launch.script_knobs import precision_of
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
+                         + text + "srun ./app 8\n")
+    return precision_of(script, script.launch), script.notes
+
+
 @pytest.mark.parametrize("text", [
     "( unset HPCDS1MPI_PRECISION; ./prep.sh )\n",
     "unset HPCDS1MPI_PRECISION | cat\n",
@@ -185,12 +195,8 @@ def test_hpcds1mpi_run_reads_neither_variable(text):
 def test_an_unset_that_never_reaches_the_launch_keeps_the_precision(text):
     """s46 review RV8: an unset in a subshell or in a function only an EXIT trap calls (or
     none) took the precision from the launch; bash gives the launch fp32."""
-    from hpcds1mpi.launch.script_knobs import precision_of
-
-    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
-                         + text + "srun ./app 8\n")
-    assert precision_of(script, script.launch) == ("fp32", True)
-    assert not script.notes or not any("unset" in n for n in script.notes)
+    precision, notes = _after_fp32(text)
+    assert precision == ("fp32", True) and not any("unset" in n for n in notes)
 
 
 @pytest.mark.parametrize("text", [
@@ -201,11 +207,7 @@ def test_an_unset_that_never_reaches_the_launch_keeps_the_precision(text):
     "unset HPCDS1MPI_PRECISION && ./prep\n",
 ])
 def test_an_unset_that_runs_before_the_launch_still_removes_the_precision(text):
-    from hpcds1mpi.launch.script_knobs import precision_of
-
-    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
-                         + text + "srun ./app 8\n")
-    assert precision_of(script, script.launch) == ("fp64", False)
+    assert _after_fp32(text)[0] == ("fp64", False)
 
 
 @pytest.mark.parametrize("text", [
@@ -217,10 +219,7 @@ def test_an_unset_that_runs_before_the_launch_still_removes_the_precision(text):
 ])
 def test_a_conditional_unset_keeps_the_precision_and_says_so(text):
     """s46 review RV8: the branch may not run; the script's precision is read, noted."""
-    from hpcds1mpi.launch.script_knobs import precision_of
-
-    script = read_script("#!/bin/bash\n#SBATCH -N 1\nexport HPCDS1MPI_PRECISION=fp32\n"
-                         + text + "srun ./app 8\n")
-    assert precision_of(script, script.launch) == ("fp32", True)
+    precision, notes = _after_fp32(text)
+    assert precision == ("fp32", True)
     assert any("`unset HPCDS1MPI_PRECISION` runs only under a condition;"
-               " HPCDS1MPI_PRECISION=fp32 (line 3) is read" in n for n in script.notes)
+               " HPCDS1MPI_PRECISION=fp32 (line 3) is read" in n for n in notes)
