@@ -43,12 +43,14 @@ class CaseArms:
             elif state == "pattern":
                 if word.raw == "esac" and not pattern:
                     self._open.pop()
-                elif word.raw not in ARM_ENDS:  # `;;` right after `in`: no arm
+                elif word.raw not in ARM_ENDS:
                     pattern.append(word)
                     if word.raw.endswith(")"):
                         out.append(Word(";", pattern[0].start, word.end, ";"))
                         pattern, self._open[-1] = [], "body"
                     continue
+                else:  # no pattern read before it (`x)echo` glued): its words, in order
+                    out, pattern = out + pattern, []
             elif state == "body" and word.raw in ARM_ENDS:
                 self._open[-1] = "pattern"
             elif state == "body" and starts and word.raw == "esac":

@@ -31,6 +31,12 @@ def test_an_arms_pattern_is_cut_to_a_separator_and_nothing_else(lines, read):
     assert _cut(*lines) == read
 
 
+def test_a_pattern_not_read_leaves_the_words_in_their_order():
+    """``x)echo hi;;`` glues the command to its pattern: its words stay as written."""
+    assert _cut("case x in", "  x)echo hi;;", "  y) ./a;;") == [
+        ["case", "x", "in"], ["x)echo", "hi", ";;"], [";", "./a", ";;"]]
+
+
 def test_the_separator_spans_the_pattern():
     separator = CaseArms().cut(words("case x in (a | b) ./a ;; esac", 5, shell=True))[3]
     assert (separator.raw, separator.start, separator.end) == (";", 15, 22)  # `(a | b)`
