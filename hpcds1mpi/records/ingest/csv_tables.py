@@ -20,7 +20,7 @@ from hpcds1mpi.errors import IngestError
 from .cut_at_end import CUT_AT_END, ends_inside_line
 from .schema import FileReport
 from .text_encoding import read_log_text
-from .wrong_exports import first_text, wrong_export
+from .wrong_exports import REPEATED_HEADER, first_text, header_again, wrong_export
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -100,7 +100,9 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
         raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} "
                           f"(has {', '.join(header[:10])}{' ...' if len(header) > 10 else ''})")
     ncols = len(header)
-    body = records[1:]
+    body = [r for r in records[1:] if not header_again(r, header, f"{path}: ")]
+    if len(body) < len(records) - 1:  # s46 tester I1: exports joined with cat
+        report.notes[REPEATED_HEADER] += len(records) - 1 - len(body)
     report.records = len(body)
     if body and len(body[-1]) == ncols and ends_inside_line(text, quoted=True):
         # s43 tester H3: "...,64" cut to "...,6" has every field; as sacct -P's reader does,

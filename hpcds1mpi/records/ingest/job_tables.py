@@ -15,6 +15,7 @@ from hpcds1mpi.records.table_files import read_file
 
 from .cut_at_end import CUT_AT_END, file_ends_inside_line
 from .schema import JOB_COLUMNS, TABLE_MARK, FileReport
+from .wrong_exports import REPEATED_HEADER, header_again
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -95,6 +96,7 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
                           f"a '{sep}' at the end of a row); a job table has one field per "
                           "column: fix the rows, or write the table again with hpcds1mpi "
                           "ingest")
+    table = _without_header_again(table, path, report)
     report.records = len(table)
     table = _without_cut_row(table, cut, report)
     checks: list = []
@@ -115,6 +117,21 @@ def _read_csv(path: Path, report: FileReport) -> "pd.DataFrame":
         for name, values in read.items():
             table[name] = values
     return drop_rows(table, checks, report).reset_index(drop=True)
+
+
+def _without_header_again(table: "pd.DataFrame", path: Path,
+                          report: FileReport) -> "pd.DataFrame":
+    """``table`` without the rows that are its header again (two tables joined with ``cat``,
+    s46 tester I1), noted; a header naming other columns is refused (:func:`header_again`)."""
+    names = list(table.columns)
+    if table.empty:
+        return table
+    named = sum(table[c].str.strip().isin(names).astype(int) for c in names)
+    again = [i for i in table.index[named * 2 > len(names)]
+             if header_again(list(table.loc[i].fillna("")), names, f"{path}: ")]
+    if again:
+        report.notes[REPEATED_HEADER] += len(again)
+    return table.drop(index=again)
 
 
 def _without_cut_row(table: "pd.DataFrame", cut: bool, report: FileReport) -> "pd.DataFrame":

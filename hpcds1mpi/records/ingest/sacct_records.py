@@ -20,7 +20,7 @@ import re
 
 from .cut_at_end import CUT_AT_END
 from .schema import FileReport
-from .wrong_exports import SACCT_P
+from .wrong_exports import REPEATED_HEADER, SACCT_P, header_again
 
 #: Columns whose values are free text a user typed (a name, a comment, a path, a constraint
 #: expression, whose OR is itself a '|'): the only places a '|' inside a value can come from.
@@ -32,7 +32,6 @@ NEWLINE_AND_PIPE = ("a newline and a '|' inside a value (sacct escapes neither):
                     "are whose cannot be told")
 NOT_A_RECORD = "a line that begins no record (its JobID field is not a job id)"
 TRUNCATED = "fewer fields than the header (truncated record)"
-REPEATED_HEADER = "a header line again (exports joined into one file): skipped"
 #: A JobID as sacct prints it: 123, 123_4, 123_[1-9%2], 123+1, 123.batch, 123+1.0 (lenient
 #: past the digits: a real id read as "no record start" would be glued to the one before).
 _JOB_ID = re.compile(r"\d+[_+\[\]\d,\-%:]*(\.\w+(\+\d+)?)?")
@@ -154,12 +153,7 @@ def _is_header(line: str, header: list[str], ends_with_delimiter: bool) -> bool:
         fields.pop()
     if not {"JobID", "JobIDRaw"} & set(fields) or any(_JOB_ID.fullmatch(f) for f in fields):
         return False
-    if fields == header:
-        return True
-    from hpcds1mpi.errors import IngestError
-
-    raise IngestError("a second header line with other columns, or -p after -P (two sacct "
-                      "exports joined into one file); give each export as its own file")
+    return header_again(fields, header, certain=True, also=", or -p after -P")
 
 
 class _NextText:

@@ -75,6 +75,42 @@ def restore_pipes(rows: list[dict]) -> list[dict]:
             for r in rows]
 
 
+#: A header line the file repeats, its columns the same (exports joined into one file).
+REPEATED_HEADER = "a header line again (exports joined into one file): skipped"
+
+
+def header_again(fields: list[str], header: list[str], where: str = "",
+                 certain: bool = False, also: str = "") -> bool:
+    """Whether a row is the header line again (two exports joined with ``cat``): True for the
+    same columns, which the reader skips (:data:`REPEATED_HEADER`); a row that names most of
+    the header's columns in another order or with others is refused, since the rows after it
+    would be read under the first header's columns (s46 tester I1: user and account swapped).
+
+    Args:
+        fields: the row's fields.
+        header: the file's first header.
+        where: what the refusal begins with (the file's path and ": ").
+        certain: the caller already knows the row is a header line (sacct's JobID test).
+        also: another cause the refusal names (", or -p after -P").
+
+    Raises:
+        IngestError: a header line naming other columns.
+    """
+    names = set(header) - {""}
+    # The first fields first: a data row of a big log never pays for the whole row.
+    if not certain and not names & {f.strip().lstrip("\ufeff") for f in fields[:3]}:
+        return False
+    fields = [f.strip().lstrip("\ufeff") for f in fields]
+    if fields == header:
+        return True
+    if not certain and (len(names) < 2 or sum(f in names for f in fields) * 2 <= len(names)):
+        return False
+    from hpcds1mpi.errors import IngestError
+
+    raise IngestError(f"{where}a second header line with other columns{also} (two exports "
+                      "joined into one file); give each export as its own file")
+
+
 def first_text(path: str | Path, size: int = 4096) -> str:
     """The first bytes of a file as text (a byte-order mark dropped; "" when unreadable)."""
     try:

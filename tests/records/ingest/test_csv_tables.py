@@ -9,6 +9,7 @@ from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest.csv_tables import (csv_header, drop_rows, empty, numbers,
                                                  read_csv_table, times)
 from hpcds1mpi.records.ingest.schema import FileReport
+from hpcds1mpi.records.ingest.wrong_exports import REPEATED_HEADER
 
 
 def test_header_of_the_first_line():
@@ -91,3 +92,25 @@ def test_a_last_row_without_its_newline_is_counted_not_read_with_its_cut_value(t
         path.write_text(whole)
         df, report = read_csv_table(path, "test", ("a", "b"))
         assert len(df) == 2 and not report.dropped
+
+
+def test_two_csv_exports_joined_are_refused_or_their_repeated_header_skipped(tmp_path):
+    """s46 tester I1: a second header was read as a data row and the second export's rows
+    under the first header's columns (user and account swapped, exit 0)."""
+    path = tmp_path / "t.csv"
+    path.write_text("a,user,account\n1,u1,p1\na,account,user\n2,p2,u2\n")
+    with pytest.raises(IngestError, match="t.csv: a second header line with other columns "
+                       r"\(two exports joined into one file\); give each export as its own "
+                       "file"):
+        read_csv_table(path, "test", ("a", "user"))
+    path.write_text("a,user,account\n1,u1,p1\n\ufeffa, user,account\n2,u2,p2\n")
+    df, report = read_csv_table(path, "test", ("a", "user"))
+    assert list(df["user"]) == ["u1", "u2"] and not report.dropped
+    assert report.records == 2 and report.notes[REPEATED_HEADER] == 1
+
+
+def test_a_value_that_names_a_column_is_no_header(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,user,account,state\naccount,user,p1,COMPLETED\n")  # 2 of 4 named
+    df, report = read_csv_table(path, "test", ("a",))
+    assert len(df) == 1 and not report.notes

@@ -189,3 +189,22 @@ def test_a_table_cut_inside_its_last_rows_end_time_says_it_was_cut(table_csv):
     back, report = read_job_log(path)
     assert dict(report.dropped) == {CUT_AT_END: 1}
     assert list(back["job_id"]) == list(first["job_id"].iloc[:-1])
+
+
+def test_two_tables_joined_with_cat(table_csv, tmp_path):
+    """s46 tester I1: the second table's header was read as a row ("nodes not a number") and
+    its rows under the first header's columns."""
+    from hpcds1mpi.records.ingest.wrong_exports import REPEATED_HEADER
+
+    first, path = table_csv
+    lines = path.read_text().splitlines(keepends=True)
+    joined = tmp_path / "joined.csv"
+    joined.write_text("".join(lines + lines))
+    df, report = read_job_log(joined)
+    assert len(df) == len(first) and report.records == 2 * len(first)
+    assert report.notes[REPEATED_HEADER] == 1
+    swapped = lines[0].replace(",user,account,", ",account,user,")
+    assert swapped != lines[0]
+    joined.write_text("".join(lines + [swapped] + lines[1:]))
+    with pytest.raises(IngestError, match="a second header line with other columns"):
+        read_job_log(joined)
