@@ -7,7 +7,8 @@ sacct prints times as ``SLURM_TIME_FORMAT`` says: ISO ``2026-12-04T16:49:02`` by
 value, pandas guessed: ``04/12/26`` became 12 April in a day-first file whose ``13/11/26`` it
 read day-first, and a yearless ``12/04-16:49`` became year 1. Here one format is decided from
 all of a file's time values (:func:`decide_format`): ISO, epoch seconds, year-first numbers, or
-day/month numbers whose order a day above 12 settles, used for every value; a value in another
+day/month numbers whose order a day above 12 settles (a 2-digit year first, ``%y-%m-%d``,
+too where the dates' spread settles it), used for every value; a value in another
 format is counted as a bad time. A file whose times have no year, whose date order cannot be
 told, or whose format is none of these is refused in one line that says how to export it.
 
@@ -81,6 +82,8 @@ class TimeFormat:
     minutes_only: bool = False
     #: The day-first order comes from the dots, no day above 12 settled it.
     dotted: bool = False
+    #: For ``numbers``, a 2-digit year first (``%y-%m-%d``, s46 tester I4).
+    year_first: bool = False
 
     @property
     def is_epoch(self) -> bool:
@@ -97,11 +100,10 @@ class TimeFormat:
             raise ValueError(f"not in the file's time format {text!r}")
         a, b, c, hour, minute, second = m.groups()
         if self.kind == "numbers":
-            day, month = (a, b) if self.day_first else (b, a)
-            year = int(c)
-            if len(c) == 2:  # strftime's %y: 69-99 are 19xx, 00-68 20xx
-                year += 1900 if year >= 69 else 2000
-            a, b, c = year, month, day
+            if self.year_first:
+                a, c = c, a
+            day, month = (a, b) if self.day_first or self.year_first else (b, a)
+            a, b, c = int(c) if len(c) == 4 else _year(c), month, day
         fields = (int(a), int(b), int(c), int(hour), int(minute), int(second or 0))
         datetime.datetime(*fields)  # ValueError: 31 Feb, 25:00
         return fields
@@ -180,8 +182,53 @@ def decide_format(values: Iterable[str], where: str, advice: str) -> TimeFormat 
                               minutes_only=minutes_only, dotted=True)
         raise IngestError(f"{where}: dates such as {example!r} read day-first or month-first "
                           "alike, and no date in the file says which; " + advice)
-    return TimeFormat(kind, day_first=bool(days_first),
-                      example=(days_first or months_first)[0], minutes_only=minutes_only)
+    year_first = days_first and _year_first_order([m for _, m in matches if m])
+    if year_first is None:
+        # s46 tester I4: %y-%m-%d writes 2026-12-07 as 26-12-07, whose 26 is no day: a first
+        # field above 12 proves day-first only where the dates cannot be read year-first.
+        y, mo, d, *_ = TimeFormat(kind, day_first=True).fields(days_first[0])
+        a, b, c = _NUMBERS.fullmatch(days_first[0]).groups()[:3]
+        sep = days_first[0][len(a)]
+        raise IngestError(f"{where}: dates such as {days_first[0]!r} read day-first "
+                          f"({y:04d}-{mo:02d}-{d:02d}) or year-first ({_year(a):04d}-{b}-{c}, "
+                          f"as SLURM_TIME_FORMAT=%y{sep}%m{sep}%d writes it) alike, and no "
+                          "date in the file says which; " + advice)
+    return TimeFormat(kind, day_first=bool(days_first) and not year_first,
+                      year_first=bool(year_first), example=(days_first or months_first)[0],
+                      minutes_only=minutes_only)
+
+
+def _year(two_digits: str) -> int:
+    """strftime's %y: 69-99 are 19xx, 00-68 20xx."""
+    year = int(two_digits)
+    return year + (1900 if year >= 69 else 2000)
+
+
+def _year_first_order(matches: list) -> bool | None:
+    """For day/month/2-digit-year numbers of a file that a first field above 12 calls
+    day-first: False when they are (some date is no ``%y-%m-%d`` one, or the day-first
+    dates lie within a tenth of the year-first ones' spread, as a log's few years and many
+    days make them), True when the year-first dates lie so within the day-first ones', None
+    when neither."""
+    day_first, year_first = [], []
+    for m in matches:
+        a, b, c = m.group(1), m.group(2), m.group(3)
+        if len(a) != 2 or len(c) != 2:
+            return False
+        try:
+            year_first.append(datetime.date(_year(a), int(b), int(c)))
+        except ValueError:
+            return False
+        try:
+            day_first.append(datetime.date(_year(c), int(b), int(a)))
+        except ValueError:
+            return True  # no day-first date (a first field above 31)
+    spread = lambda dates: (max(dates) - min(dates)).days  # noqa: E731
+    if spread(day_first) * 10 < spread(year_first):
+        return False
+    if spread(year_first) * 10 < spread(day_first):
+        return True
+    return None
 
 
 def describe(fmt: TimeFormat) -> str | None:
@@ -192,7 +239,7 @@ def describe(fmt: TimeFormat) -> str | None:
         y, mo, d, h, mi, s = fmt.fields(fmt.example)
         return (f"dates are dotted ({fmt.example!r}), which every locale writing them writes "
                 f"day-first: read day-first ({y:04d}-{mo:02d}-{d:02d})")
-    order = "day" if fmt.day_first else "month"
+    order = "year" if fmt.year_first else "day" if fmt.day_first else "month"
     y, mo, d, h, mi, s = fmt.fields(fmt.example)
     return (f"dates are written {order}-first ({fmt.example!r} is {y:04d}-{mo:02d}-{d:02d}): "
             f"every date read {order}-first")

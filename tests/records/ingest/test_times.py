@@ -152,3 +152,22 @@ def test_times_without_seconds_are_said():
 
     assert "to the minute" in minutes_fact(decide_format(["17.07.2023 11:46"], "f", "a"))
     assert minutes_fact(decide_format(["2023-07-17 11:46:42"], "f", "a")) is None
+
+
+@pytest.mark.parametrize("sep", ["-", "/"])
+def test_a_two_digit_year_first_is_no_proof_of_day_first(sep):
+    """s46 tester I4: SLURM_TIME_FORMAT=%y-%m-%d wrote 2026-12-07 as 26-12-07, read day-first
+    as 2007-12-26 (26 > 12) in every job, exit 0."""
+    day = f"26{sep}12{sep}07 11:03:21"
+    with pytest.raises(IngestError, match=f"'{day}' read day-first \\(2007-12-26\\) or "
+                       f"year-first \\(2026-12-07, as SLURM_TIME_FORMAT=%y{sep}%m{sep}%d "
+                       "writes it\\) alike") as info:
+        decide_format([day, f"26{sep}12{sep}07 11:03:24"], "x.txt", STANDARD)
+    assert STANDARD in str(info.value) and "\n" not in str(info.value)
+    # A month of them: year-first dates 2026-11-30..12-19, day-first 2019..2030.
+    read, report = reader([day, f"26{sep}12{sep}19 10:00:00", f"26{sep}11{sep}30 09:00:00"])
+    assert read(day, "Submit") == pd.Timestamp("2026-12-07 11:03:21")
+    assert any(f.startswith("dates are written year-first") for f in report.facts)
+    # A first field above 31 is no day: year-first however few the dates.
+    assert decide_format([f"45{sep}12{sep}07 10:00:00"], "x", STANDARD).fields(
+        f"45{sep}12{sep}07 10:00:00")[:3] == (2045, 12, 7)
