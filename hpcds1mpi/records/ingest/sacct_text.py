@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .clashing_ids import clash_facts, clash_reason
 from .clock_changes import NO_READING_FITS, choose_times
 from .csv_tables import check_unique_columns
 from .cut_at_end import ends_inside_line
@@ -21,7 +22,7 @@ from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import component_id, het_columns, join_components, say_components_unknown
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
-                           NOT_FINISHED, TWO_JOBS_ONE_ID, array_range, count_not_finished, gpus_from_tres,
+                           NOT_FINISHED, array_range, count_not_finished, gpus_from_tres,
                            int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
                            parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
                            slurm_status)
@@ -104,9 +105,10 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     # are its, decided once the file's time format is known (:mod:`.requeue_attempts`).
     # Dicts: a clashing id looked up in one step, not by a scan (s32 tester S2, S3).
     read: dict[tuple[str, str], Attempts] = {}  # by (cluster, JobID)
-    clashing: dict[tuple[str, str], None] = {}  # ids of two job lines that are not one job's attempts
+    clashing: dict[tuple[str, str], str] = {}  # ids of two lines not one job's attempts: why
     last_submit: dict[tuple[str, str], str] = {}  # each id's job line read last: its Submit
     het_cols = het_columns(header) if idcol == "JobIDRaw" else None
+    ids: list[str] = []
     for place, fields in enumerate(records):
         row = dict(zip(header, fields))
         sid = row[idcol].strip()
@@ -118,7 +120,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
         cluster = cluster_of(row)
         jid = (cluster, sid.split(".", 1)[0])  # a step's key is its job's
         if jid in clashing:
-            report.dropped[TWO_JOBS_ONE_ID] += 1
+            report.dropped[clashing[jid]] += 1
             continue
         attempts = read.setdefault(jid, Attempts())
         if "." in sid:
@@ -129,9 +131,11 @@ def _rows_from_records(header: list[str], records, report: FileReport,
         if known and _identity(row) != _identity(known[1]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
             # "\n<id>|<user>|..." forges one. Which line is the real job cannot be told.
-            report.dropped[TWO_JOBS_ONE_ID] += 1 + len(attempts.lines) + len(attempts.steps)
+            ids = ids or [r[header.index(idcol)] for r in records]  # once, at a first clash
+            why = clash_reason(row, known[1], ids)
+            report.dropped[why] += 1 + len(attempts.lines) + len(attempts.steps)
             del read[jid]
-            clashing[jid] = None
+            clashing[jid] = why
         elif submit in attempts.lines:
             # The same attempt's line again (two exports joined into one file, s31 tester R4):
             # not a requeue, whose attempts each have their own Submit; its steps kept.
@@ -166,15 +170,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     for (_, base), count in early.items():
         report.dropped[STEPS_OF_DROPPED if base in dropped_jobs else
                        "step rows without their job line"] += count
-    if clashing:
-        named = [sid for _, sid in clashing]
-        report.facts.append(f"{len(clashing)} id(s) with two different jobs (user or name "
-                            f"differ) dropped, every line of them: jobs {', '.join(named[:5])}"
-                            f"{' ...' if len(named) > 5 else ''}; a forged or corrupt "
-                            "export: check them with sacct -j, or export with sacct --json"
-                            + ("" if "Cluster" in header else "; if the export spans several "
-                               "clusters (sacct -M), add Cluster to --format: each cluster "
-                               "counts its own ids"))
+    report.facts.extend(clash_facts(clashing, "Cluster" in header))
     shown = shown_ids(order, report)
     # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
     # Any attempt's steps tell it is not -X (s43 tester J11: an earlier attempt's were not).
