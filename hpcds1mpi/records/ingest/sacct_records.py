@@ -39,7 +39,7 @@ _JOB_ID = re.compile(r"\d+[_+\[\]\d,\-%:]*(\.\w+(\+\d+)?)?")
 
 def split_records(lines: list[str], header: list[str], ncols: int, report: FileReport,
                   ends_with_delimiter: bool = False, cut_at_end: bool = False,
-                  cut_ids: list[str] | None = None) -> list[list[str]]:
+                  cut_ids: list[str] | None = None, delimiter: str = "|") -> list[list[str]]:
     """Join physical lines into records of exactly ``ncols`` fields.
 
     A record goes on over the next physical lines, joined with "\\n", while it has fewer
@@ -50,6 +50,8 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
     or a record over several lines with too many fields, which field is whose cannot be told:
     the record is counted and dropped, and its job id(s) named in a fact. ``sacct -p``
     (``ends_with_delimiter``) ends every record with '|': one goes on until a line does.
+    ``delimiter``: the file's own, which a ``--delimiter=';'`` export's extra fields are
+    joined back with (its text comes here with ';' made '|', :func:`.wrong_exports.as_pipes`).
     """
     risk = last_column_risk(header, ends_with_delimiter)
     if risk:
@@ -97,9 +99,10 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
             continue
         if len(fields) > ncols and len(free) == 1:
             at, extra = free[0], len(fields) - ncols
-            fields = fields[:at] + ["|".join(fields[at:at + extra + 1])] + fields[at + extra + 1:]
-            report.notes[f"'|' inside {header[at]} (sacct does not escape it): joined back, "
-                         "the only free-text column"] += 1
+            joined = delimiter.join(fields[at:at + extra + 1])  # s46 tester I7: ';' not '|'
+            fields = fields[:at] + [joined] + fields[at + extra + 1:]
+            report.notes[f"{delimiter!r} inside {header[at]} (sacct does not escape it): "
+                         "joined back, the only free-text column"] += 1
         if len(fields) > ncols:
             report.dropped[TOO_MANY_FIELDS] += 1
             unread_ids.append(_job_id_of(fields, id_at))

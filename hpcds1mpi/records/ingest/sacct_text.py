@@ -62,7 +62,8 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     ncols = len(header) + (1 if trailing else 0)
     cut_ids: list[str] = []
     records = split_records(lines[1:], header, ncols, report, ends_with_delimiter=trailing,
-                            cut_at_end=ends_inside_line(text), cut_ids=cut_ids)
+                            cut_at_end=ends_inside_line(text), cut_ids=cut_ids,
+                            delimiter=sep or "|")
     rows = rows_from_records(header, records, report, cut_ids)
     return (restore_pipes(rows) if sep else rows), report
 

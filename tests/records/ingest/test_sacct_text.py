@@ -646,6 +646,20 @@ def test_a_semicolon_or_tab_export_whose_header_makes_its_delimiter_certain_is_r
         assert any("sacct --delimiter" in f for f in reports[0].facts)
 
 
+@pytest.mark.parametrize("sep", [";", "\t"])
+def test_a_job_name_holding_the_files_own_delimiter_is_joined_back_with_it(tmp_path, sep):
+    """s46 tester I7: 'semi;colon' of a --delimiter=';' export was stored as 'semi|colon'."""
+    head = ["JobID", "JobName", "User", "State", "Submit", "Start", "End", "ElapsedRaw"]
+    row = ["7", f"semi{sep}colon|pipe", "u", "COMPLETED", "2026-12-07T01:46:36",
+           "2026-12-07T01:46:36", "2026-12-07T01:46:38", "2"]
+    path = tmp_path / "sep.txt"
+    path.write_text(sep.join(head) + "\n" + sep.join(row) + "\n")
+    df, report = read_job_log(path)
+    assert list(df["workload"]) == [f"semi{sep}colon|pipe"] and not report.dropped
+    assert report.notes[f"{sep!r} inside JobName (sacct does not escape it): joined back, the "
+                        "only free-text column"] == 1
+
+
 @pytest.mark.parametrize("index_name", ["", "Unnamed: 0"])
 def test_a_semicolon_export_with_an_index_column_reads_as_its_comma_version(tmp_path,
                                                                              index_name):
