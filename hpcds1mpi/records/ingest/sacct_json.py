@@ -88,6 +88,11 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
             # s31 tester R7: the text ends where a value or a closing quote should be
             raise IngestError(f"{path}: the JSON ends before it is complete (the file was cut "
                               "short); export it again with sacct --json") from None
+        if exc.msg == "Extra data" and text[exc.pos:].lstrip().startswith("{"):
+            # s46 tester I3: a second document after the first, as `cat a.json b.json` makes
+            raise IngestError(f"{path}: a second JSON document at line {exc.lineno} (two "
+                              "sacct --json exports joined into one file); give each export "
+                              "as its own file") from None
         raise IngestError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
         raise IngestError(f"{path}: JSON without a 'jobs' list; not sacct --json output")

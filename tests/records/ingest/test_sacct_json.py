@@ -245,3 +245,18 @@ def test_a_requeue_whose_attempts_agree_is_still_one_job_with_a_cluster(tmp_path
     df, report = read_job_log(_attempts_under_one_id(tmp_path, {}))
     assert sorted(df["job_id"]) == ["500", "501"]
     assert report.notes["earlier attempt of a requeued job (the last attempt kept)"] == 1
+
+
+def test_two_json_exports_joined_say_to_give_each_as_its_own_file(tmp_path):
+    """s46 tester I3: "not valid JSON (Extra data at line 5516)", nothing on what to do."""
+    import pytest
+
+    from hpcds1mpi.errors import IngestError
+
+    doc = json.dumps({"jobs": []}, indent=2) + "\n"
+    path = tmp_path / "cat.json"
+    path.write_text(doc + doc)
+    with pytest.raises(IngestError, match=r"cat.json: a second JSON document at line 4 \(two "
+                       r"sacct --json exports joined into one file\); give each export as its "
+                       "own file"):
+        read_job_log(path, kind="sacct-json")
