@@ -78,6 +78,11 @@ def _too_few_kept(table: pd.DataFrame, kept: int) -> str:
     from hpcds1mpi.surrogates.submit_features import completed_mask, submit_times
 
     done = completed_mask(table)
+    finished = completed_mask(table.assign(runtime_s=1.0))  # the status alone
+    if finished.any() and not done.any():  # s46 tester I5: a renamed ElapsedRaw column
+        return (f"none of the {int(finished.sum())} completed jobs has a run time: this log "
+                "cannot be evaluated (the predictor learns from them); give a log with one "
+                "(sacct's ElapsedRaw or Elapsed, SWF field 4)")
     limit = pd.to_numeric(table["time_limit_s"], errors="coerce").to_numpy()
     lacking = [what for what, has in (("a requested time", limit > 0),
                                       ("a submit time", submit_times(table).notna().to_numpy()))

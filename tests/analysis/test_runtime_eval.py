@@ -252,6 +252,17 @@ def test_a_log_without_requested_times_names_the_field_not_its_length(tmp_path, 
     assert "longer log" not in err
 
 
+def test_a_log_without_run_times_names_the_field_not_its_length(tmp_path, capsys):
+    """s46 tester I5: ElapsedRaw renamed, so no job had a run time: "only 0 jobs ...; use a
+    longer log"."""
+    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=400), tmp_path / "norun.swf",
+                      4, "-1")
+    assert main([str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "completed jobs has a run time: this log cannot be evaluated" in err
+    assert "longer log" not in err
+
+
 def test_a_log_without_users_says_the_user_baselines_take_the_whole_log(tmp_path, capsys):
     """s36 tester L9: on a log without users (Theta) the per-user baselines used the whole
     machine as one user's history, and nothing printed said so."""
