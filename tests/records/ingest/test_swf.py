@@ -125,6 +125,24 @@ def test_bad_line_counted_under_its_reason_never_used(tmp_path, line, reason):
     assert (df["runtime_s"] == 100).all()
 
 
+@pytest.mark.parametrize("wide, said", [(10, True), (1, False)])
+def test_a_header_maxprocs_many_jobs_exceed_says_how_to_mend_it(tmp_path, wide, said):
+    """s46 tester I8: MaxProcs 12 dropped Gaia's 433 widest of 3000 jobs, saying only "the
+    header or the line is wrong"; a few such lines are bad lines, said as before."""
+    lines = [GOOD.replace("1 0 5", f"{i} {i} 5", 1) for i in range(1, 101)]
+    lines[:wide] = [line.replace(" 16 -1 -1 16 ", " 99 -1 -1 99 ") for line in lines[:wide]]
+    path = tmp_path / "lie.swf"
+    path.write_text("; UnixStartTime: 1000\n; MaxProcs: 64\n" + "".join(lines))
+    df, report = read_job_log(path)
+    assert len(df) == 100 - wide
+    mend = [f for f in report.facts if "correct it (sed 's/^; MaxProcs: .*/; MaxProcs: 99/' "
+            "-i lie.swf)" in f]
+    assert bool(mend) is said
+    if said:
+        assert mend[0].startswith(f"{wide} of 100 jobs count more than the header's MaxProcs "
+                                  "(64), up to 99: dropped")
+
+
 @pytest.mark.parametrize("sep", [",", "|"])
 def test_a_log_saved_with_another_separator_is_refused_naming_it(tmp_path, sep):
     """s45 tester C5: every line 18 numbers joined by commas was "3000 x a word where a number
