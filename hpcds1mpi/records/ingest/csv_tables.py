@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from hpcds1mpi.errors import IngestError
 
+from .column_names import SACCT_NAMES, near_misses
 from .cut_at_end import CUT_AT_END, ends_inside_line
 from .schema import FileReport
 from .text_encoding import read_log_text
@@ -53,7 +54,7 @@ _KIND_NAMES = {"eagle": "an NREL Eagle", "eurora": "a CINECA Eurora", "sacct-csv
 
 
 def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
-                   mend_longer=None, cut_rows: list | None = None,
+                   mend_longer=None, cut_rows: list | None = None, columns=None,
                    ) -> tuple["pd.DataFrame", FileReport]:
     """A CSV job log as text columns, with its report.
 
@@ -65,6 +66,8 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
             than the header (an unquoted ',' inside a value): the rows it returns, of the
             header's length, are read; it counts the others itself. Without it they are
             counted and dropped.
+        columns: ``(path, header, facts) -> header``: the names as the reader reads them
+            (sacct's in their own case, :func:`.column_names.sacct_columns`).
         cut_rows: where given, the last row is appended to it when the file was cut short
             inside it (:mod:`.cut_at_end`; the row is counted and not read either way).
 
@@ -86,6 +89,8 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
     if not records:
         raise IngestError(wrong_export(path, ""))
     header = [c.strip().lstrip("\ufeff") for c in records[0]]
+    if columns is not None:
+        header = columns(path, header, report.facts)
     check_unique_columns(path, header)
     missing = [c for c in required if c not in header]
     if missing:
@@ -97,8 +102,10 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
             raise IngestError(f"{path}: the header is one column, so the file is not "
                               f"comma-separated; save it as CSV with ',' between fields "
                               f"({what} CSV needs {', '.join(missing)})")
-        raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} "
-                          f"(has {', '.join(header[:10])}{' ...' if len(header) > 10 else ''})")
+        near = near_misses(missing, header, SACCT_NAMES)  # s46 tester I2: the renamed one
+        raise IngestError(f"{path}: {what} CSV needs the column(s) {', '.join(missing)} " + (
+            near[1:] if near else f"(has {', '.join(header[:10])}"
+                                  f"{' ...' if len(header) > 10 else ''})"))
     ncols = len(header)
     body = [r for r in records[1:] if not header_again(r, header, f"{path}: ")]
     if len(body) < len(records) - 1:  # s46 tester I1: exports joined with cat

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError, NoEndedJobs
 
+from .column_names import renamed_table, sacct_case
 from .compressed import compression, head_text, read_text, refuse_archive, refuse_not_read
 from .csv_tables import csv_header
 from .eagle import read_eagle
@@ -71,14 +72,15 @@ def detect_kind(path: str | Path) -> str:
     if text.startswith("{"):
         return "sacct-json"
     first = text.splitlines()[0] if text else ""
-    if "|" in first and re.search(r"(^|\|)JobID(Raw)?(\||$)", first):
+    if "|" in first and re.search(r"(^|\|)JobID(Raw)?(\||$)", first, re.IGNORECASE):
         return "sacct-p"
     if "|" in first:
         raise IngestError(f"{path}: '|'-separated but no JobID header; "
                           "run sacct -P without --noheader and with JobID in --format")
     if other_delimiter(first):  # sacct --delimiter=';' or tab: the header makes it certain
         return "sacct-p"
-    said = wrong_export(path, text)  # fixed-width sacct output, another separator
+    # fixed-width sacct output, another separator, a job table with a column renamed
+    said = wrong_export(path, text) or renamed_table(path, csv_header(first))
     if said:
         raise IngestError(said)
     # s37 tester J4: no way on but "--kind KIND", which no kind fits for most such files.
@@ -111,7 +113,7 @@ def _csv_kind(text: str) -> str | None:
     for kind, signature in _CSV_SIGNATURES:
         if 2 * len(signature & cols) > len(signature):
             return kind
-    if cols & {"JobID", "JobIDRaw"}:
+    if set(sacct_case(list(cols))) & {"JobID", "JobIDRaw"}:
         return "sacct-csv"
     return None
 

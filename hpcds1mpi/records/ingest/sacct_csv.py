@@ -13,6 +13,7 @@ from pathlib import Path
 
 from hpcds1mpi.errors import IngestError
 
+from .column_names import sacct_case, sacct_columns
 from .csv_tables import read_csv_table
 from .sacct_records import FREE_TEXT_COLUMNS
 from .sacct_text import rows_from_records
@@ -24,7 +25,7 @@ SACCT_ID_COLUMNS = ("JobIDRaw", "JobID")
 
 def is_sacct_header(columns) -> bool:
     """Whether CSV column names are sacct field names (a job id column and ``State``)."""
-    cols = set(columns)
+    cols = set(sacct_case(list(columns)))  # s46 tester I2: jobid,state,... too
     return bool(cols & set(SACCT_ID_COLUMNS)) and "State" in cols
 
 
@@ -35,7 +36,8 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     cut_rows: list[list[str]] = []
     df, report = read_csv_table(path, "sacct-csv", ("State",),
                                 mend_longer=lambda header, rows, rep: _mend_unquoted_commas(
-                                    header, rows, rep, dropped), cut_rows=cut_rows)
+                                    header, rows, rep, dropped), cut_rows=cut_rows,
+                                columns=sacct_columns)
     report.kind = "sacct-csv"
     if not set(df.columns) & set(SACCT_ID_COLUMNS):
         raise IngestError(f"{path}: a sacct CSV needs a JobIDRaw or JobID column "

@@ -15,6 +15,7 @@ from hpcds1mpi.errors import IngestError
 
 from .clashing_ids import clash_facts, clash_reason
 from .clock_changes import NO_READING_FITS, choose_times
+from .column_names import sacct_case, sacct_columns
 from .csv_tables import check_unique_columns
 from .cut_at_end import ends_inside_line
 from .sacct_records import split_records
@@ -45,10 +46,10 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     text = read_log_text(path, report.facts)
     text, sep = as_pipes(text, report.facts)  # sacct --delimiter=';' or tab
     lines = text.splitlines()
-    if not lines or not {"JobID", "JobIDRaw"} & set(lines[0].split("|")):
+    if not lines or not {"JobID", "JobIDRaw"} & set(sacct_case(lines[0].split("|"))):
         raise IngestError(wrong_export(path, text[:4096], reads="|") or
                           f"{path}: not sacct -P output (first line is not a header with JobID)")
-    header = lines[0].split("|")
+    header = sacct_columns(path, lines[0].split("|"), report.facts, ("State",))  # s46 I2
     trailing = header[-1] == ""  # sacct -p ends every line with the delimiter
     if trailing:
         header = header[:-1]

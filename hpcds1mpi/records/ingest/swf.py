@@ -288,7 +288,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
             n, of, most = int(over[~bad].sum()), int((~bad).sum()), procs[~bad & over].max()
             drop(over, f"{'nodes' if as_nodes else 'processors'} above the header's "
                        f"{limit_name} ({limit}): the header or the line is wrong")
-            if n >= 100 or n * 20 >= of:
+            if n and (n >= 100 or n * 20 >= of):
                 # s46 tester I8: a header understating MaxProcs drops the widest jobs, which
                 # biases a history toward small ones: say how to mend the header.
                 cat = {".gz": "zcat", ".bz2": "bzcat", ".xz": "xzcat"}.get(path.suffix)
