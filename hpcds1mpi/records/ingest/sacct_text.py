@@ -29,7 +29,7 @@ from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEM
                            slurm_status)
 from .requeue_attempts import Attempts, split_attempts, unended_attempt
 from .text_encoding import read_log_text
-from .times import sacct_time_reader
+from .times import BLANK_TIMES, sacct_time_reader
 from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
 
 #: The time columns read from a job line.
@@ -177,7 +177,8 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     # sacct -X: no step lines, and a job line's TotalCPU is then 0 whatever the job used.
     # Any attempt's steps tell it is not -X (s43 tester J11: an earlier attempt's were not).
     cpu_unknown = (not any(read[jid].steps for jid in jobs)) and "TotalCPU" in header
-    if cpu_unknown and jobs:
+    # s46 tester I9: jobs that never started have no steps, -X or not
+    if cpu_unknown and any(jobs[j].get("Start", "").strip() not in BLANK_TIMES for j in jobs):
         report.facts.append("no step lines (sacct -X): TotalCPU 0 read as unknown, and ranks, "
                             "threads and peak_rss_mb unknown; export without -X for them")
 

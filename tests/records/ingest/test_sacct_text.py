@@ -287,6 +287,18 @@ def test_sacct_x_cpu_time_is_unknown_not_zero():
     assert with_steps["56435714"]["cpu_s"] == pytest.approx(0.044)
 
 
+def test_an_export_in_which_no_job_ran_is_not_called_sacct_x(tmp_path):
+    """s46 tester I9: a cancelled pending job (no steps: it never ran) was told "no step lines
+    (sacct -X): ... export without -X for them" of an export made without -X."""
+    path = tmp_path / "pending.txt"
+    path.write_text("JobID|User|State|Submit|Start|End|ElapsedRaw|TotalCPU\n"
+                    "56642315|root|CANCELLED by 0|2026-12-07T11:08:29|None|"
+                    "2026-12-07T11:08:34|0|00:00:00\n")
+    df, report = read_job_log(path)
+    assert list(df["status"]) == ["cancelled"]
+    assert not any("sacct -X" in fact for fact in report.facts)
+
+
 def test_sacct_default_columns_are_refused_naming_the_format_to_use():
     """sacct -P without --format (no Elapsed, Submit, User, Timelimit): 70 jobs were written
     with five notes, and recommend --history then found no user."""
