@@ -241,25 +241,16 @@ def _with_field(path, out, field: int, value: str):
     return out
 
 
-def test_a_log_without_requested_times_names_the_field_not_its_length(tmp_path, capsys):
+@pytest.mark.parametrize("field, what", [(9, "a requested time"), (4, "a run time")])
+def test_a_log_without_a_needed_field_names_it_not_its_length(tmp_path, capsys, field, what):
     """s36 tester L6: Gaia with field 9 = -1 was told "only 0 jobs ...; use a longer log",
-    which no longer log would help."""
-    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=400), tmp_path / "noreq.swf",
-                      9, "-1")
+    which no longer log would help; s46 tester I5: the same without run times (ElapsedRaw
+    renamed)."""
+    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=400), tmp_path / "no.swf",
+                      field, "-1")
     assert main([str(log)]) == 2
     err = capsys.readouterr().err
-    assert "completed jobs has a requested time: this log cannot be evaluated" in err
-    assert "longer log" not in err
-
-
-def test_a_log_without_run_times_names_the_field_not_its_length(tmp_path, capsys):
-    """s46 tester I5: ElapsedRaw renamed, so no job had a run time: "only 0 jobs ...; use a
-    longer log"."""
-    log = _with_field(swf_slice(GAIA, tmp_path / "g.swf", jobs=400), tmp_path / "norun.swf",
-                      4, "-1")
-    assert main([str(log)]) == 2
-    err = capsys.readouterr().err
-    assert "completed jobs has a run time: this log cannot be evaluated" in err
+    assert f"completed jobs has {what}: this log cannot be evaluated" in err
     assert "longer log" not in err
 
 
