@@ -55,7 +55,7 @@ _KIND_NAMES = {"eagle": "an NREL Eagle", "eurora": "a CINECA Eurora", "sacct-csv
 
 def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
                    mend_longer=None, cut_rows: list | None = None, columns=None,
-                   ) -> tuple["pd.DataFrame", FileReport]:
+                   free_text: tuple[str, ...] = ()) -> tuple["pd.DataFrame", FileReport]:
     """A CSV job log as text columns, with its report.
 
     Args:
@@ -68,6 +68,8 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
             counted and dropped.
         columns: ``(path, header, facts) -> header``: the names as the reader reads them
             (sacct's in their own case, :func:`.column_names.sacct_columns`).
+        free_text: columns whose values may hold a newline the file did not quote (sacct
+            quotes nothing): a row that stops in one is joined to the next (:func:`_rejoin`).
         cut_rows: where given, the last row is appended to it when the file was cut short
             inside it (:mod:`.cut_at_end`; the row is counted and not read either way).
 
@@ -110,6 +112,8 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
     body = [r for r in records[1:] if not header_again(r, header, f"{path}: ")]
     if len(body) < len(records) - 1:  # s46 tester I1: exports joined with cat
         report.notes[REPEATED_HEADER] += len(records) - 1 - len(body)
+    if free_text:
+        body = _rejoin(body, header, free_text, report)
     report.records = len(body)
     if body and len(body[-1]) == ncols and ends_inside_line(text, quoted=True):
         # s43 tester H3: "...,64" cut to "...,6" has every field; as sacct -P's reader does,
@@ -133,6 +137,22 @@ def read_csv_table(path: str | Path, kind: str, required: tuple[str, ...],
                 if len(r) == ncols or id(r) in mended]
     df = pd.DataFrame(rows, columns=header, dtype=str)
     return df.apply(lambda s: s.str.strip()), report
+
+
+def _rejoin(body: list[list[str]], header: list[str], free_text: tuple[str, ...],
+            report: FileReport) -> list[list[str]]:
+    """``body`` with each row that stops short in a free-text column joined to the rows after
+    it while their fields fit the header (s46 tester I9: a job name holding a newline, which
+    ``sacct --delimiter=,`` writes bare, lost the job as "truncated row"), noted."""
+    ncols, out, i = len(header), [], 0
+    while i < len(body):
+        row, i = body[i], i + 1
+        while (len(row) < ncols and i < len(body) and header[len(row) - 1] in free_text
+               and len(row) + len(body[i]) - 1 <= ncols):
+            report.notes[f"newline inside {header[len(row) - 1]} (not quoted): joined back"] += 1
+            row, i = row[:-1] + [row[-1] + "\n" + body[i][0]] + body[i][1:], i + 1
+        out.append(row)
+    return out
 
 
 def drop_rows(df: "pd.DataFrame", checks, report: FileReport) -> "pd.DataFrame":

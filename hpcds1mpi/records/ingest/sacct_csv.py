@@ -37,7 +37,7 @@ def read_sacct_csv(path: str | Path) -> tuple[list[dict], FileReport]:
     df, report = read_csv_table(path, "sacct-csv", ("State",),
                                 mend_longer=lambda header, rows, rep: _mend_unquoted_commas(
                                     header, rows, rep, dropped), cut_rows=cut_rows,
-                                columns=sacct_columns)
+                                columns=sacct_columns, free_text=FREE_TEXT_COLUMNS)
     report.kind = "sacct-csv"
     if not set(df.columns) & set(SACCT_ID_COLUMNS):
         raise IngestError(f"{path}: a sacct CSV needs a JobIDRaw or JobID column "

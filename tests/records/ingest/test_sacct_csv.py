@@ -222,3 +222,18 @@ def test_a_sacct_csv_cut_inside_its_last_value_drops_that_job_not_reads_it_cut(t
     table, report = read_job_log(path)
     assert table.job_id.tolist() == ["7"]
     assert sum(n for r, n in report.dropped.items() if "no newline" in r) == 1
+
+
+def test_a_newline_inside_a_job_name_sacct_left_unquoted_is_joined_back(tmp_path):
+    """s46 tester I9: sbatch -J $'new\\nline' exported with --delimiter=, lost the job as "2 x
+    fewer fields than the header (truncated row)" and "step rows without their job line"."""
+    path = tmp_path / "nl.csv"
+    path.write_text(
+        "JobID,JobName,User,State,Submit,Start,End,ElapsedRaw,Timelimit,NCPUS\n"
+        "56642337,new\nline,root,COMPLETED,2026-12-07T11:14:33,2026-12-07T11:14:34,"
+        "2026-12-07T11:14:35,1,UNLIMITED,1\n"
+        "56642337.batch,batch,,COMPLETED,2026-12-07T11:14:34,2026-12-07T11:14:34,"
+        "2026-12-07T11:14:35,1,,1\n")
+    df, report = read_job_log(path)
+    assert list(df["workload"]) == ["new\nline"] and not report.dropped
+    assert report.notes["newline inside JobName (not quoted): joined back"] == 1
