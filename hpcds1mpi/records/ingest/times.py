@@ -206,11 +206,11 @@ def _year(two_digits: str) -> int:
 
 def _year_first_order(matches: list) -> bool | None:
     """For day/month/2-digit-year numbers of a file that a first field above 12 calls
-    day-first: False when they are (some date is no ``%y-%m-%d`` one, or the day-first
-    dates lie within a tenth of the year-first ones' spread, as a log's few years and many
-    days make them), True when the year-first dates lie so within the day-first ones', None
-    when neither."""
-    day_first, year_first = [], []
+    day-first: False when they are, True when they are year-first (``%y-%m-%d``), None when
+    the file cannot tell. The dates' spread decides first — a log's dates span days, not a
+    decade: the reading whose dates lie within a tenth of the other's spread — then which
+    reading leaves no value that is no date (one corrupt value does not turn a file)."""
+    day_first, year_first, bad_day, bad_year = [], [], 0, 0
     for m in matches:
         a, b, c = m.group(1), m.group(2), m.group(3)
         if len(a) != 2 or len(c) != 2:
@@ -218,16 +218,19 @@ def _year_first_order(matches: list) -> bool | None:
         try:
             year_first.append(datetime.date(_year(a), int(b), int(c)))
         except ValueError:
-            return False
+            bad_year += 1
         try:
             day_first.append(datetime.date(_year(c), int(b), int(a)))
         except ValueError:
-            return True  # no day-first date (a first field above 31)
-    spread = lambda dates: (max(dates) - min(dates)).days  # noqa: E731
-    if spread(day_first) * 10 < spread(year_first):
-        return False
-    if spread(year_first) * 10 < spread(day_first):
-        return True
+            bad_day += 1  # a first field above 31
+    if day_first and year_first:
+        spread_day, spread_year = ((max(d) - min(d)).days for d in (day_first, year_first))
+        if spread_day * 10 < spread_year:
+            return False
+        if spread_year * 10 < spread_day:
+            return True
+    if bad_day != bad_year and not (bad_day and bad_year):
+        return bool(bad_day)
     return None
 
 

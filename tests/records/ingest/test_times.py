@@ -168,6 +168,10 @@ def test_a_two_digit_year_first_is_no_proof_of_day_first(sep):
     read, report = reader([day, f"26{sep}12{sep}19 10:00:00", f"26{sep}11{sep}30 09:00:00"])
     assert read(day, "Submit") == pd.Timestamp("2026-12-07 11:03:21")
     assert any(f.startswith("dates are written year-first") for f in report.facts)
+    # One value that is no day-first date (45) does not turn a day-first month year-first.
+    fmt = decide_format(["13/11/26 10:00:00", "01/12/26 10:00:00", "45/11/26 10:00:00"], "x",
+                        STANDARD)
+    assert fmt.day_first and not fmt.year_first
     # A first field above 31 is no day: year-first however few the dates.
     assert decide_format([f"45{sep}12{sep}07 10:00:00"], "x", STANDARD).fields(
         f"45{sep}12{sep}07 10:00:00")[:3] == (2045, 12, 7)
