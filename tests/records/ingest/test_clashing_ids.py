@@ -7,7 +7,8 @@ from hpcds1mpi.records.ingest.clashing_ids import NUMBERED_STEP
 from hpcds1mpi.records.ingest.slurm_fields import TWO_JOBS_ONE_ID
 
 HEADER = "JobID,JobName,User,State,Submit,Start,End,ElapsedRaw,NCPUS"
-OK = "56642289,ok_job,root,COMPLETED,2026-12-07T11:03:21,2026-12-07T11:03:22,2026-12-07T11:03:24,2,1"
+OK = ("56642289,ok_job,root,COMPLETED,2026-12-07T11:03:21,2026-12-07T11:03:22,"
+      "2026-12-07T11:03:24,2,1")
 JOB = ("56642295,steps_job,root,COMPLETED,2026-12-07T11:03:21,2026-12-07T11:03:32,"
        "2026-12-07T11:03:34,2,2")
 BATCH = ("56642295.batch,batch,,COMPLETED,2026-12-07T11:03:32,2026-12-07T11:03:32,"
