@@ -7,10 +7,13 @@ at the pick. A given command line can leave that in three ways, each said in one
   script runs it as asked, said with what the model measured (:func:`another_program_note`;
   a wrapper script may run the measured program, which the tool cannot tell: s36 tester Q2);
 * **a placeholder's value** (``pw.x -nk 2 -in si.in`` at a 1-rank pick): where the measured
-  command has ``{ranks}`` (or any placeholder) the runs had the configuration's own value, so
-  the script has it too, as advise's ``--rewrite`` sets a rank count's words, and the note
-  names both values (:func:`pick_values`; ``-nk 2`` at 1 rank had failed the job, "invalid
-  number of pools": s36 tester Q1);
+  command has ``{ranks}`` (or another placeholder of the pick's layout) the runs had the
+  configuration's own value, so the script has it too, as advise's ``--rewrite`` sets a rank
+  count's words, and the note names both values (:func:`pick_values`; ``-nk 2`` at 1 rank had
+  failed the job, "invalid number of pools": s36 tester Q1). A ``{size}`` value is run as
+  given: the size is the user's, not the pick's, and a size other than the asked one is
+  another job, which the verdict says (``unmeasured_command``); the script had run the asked
+  size while the verdict judged the given one (s46 tester J4);
 * **other arguments** (``T=2000`` added): the script runs them, noted
   (:func:`program_arguments_note`, advise's comparison: s32 tester U3).
 """
@@ -33,9 +36,10 @@ def given_program(program, command: str | None, config, size: int
                   ) -> tuple[str | list[str] | None, str]:
     """(the program a script of the pick ``config`` at ``size`` runs, a note or ""):
     ``program`` (a command line or its words) with each placeholder value of the measured
-    ``command`` that differs from the pick's put back as the placeholder, which the script
-    fills (:func:`pick_values`); as given, with a note, where it runs another program
-    (:func:`another_program_note`)."""
+    ``command`` of the pick's layout that differs from the pick's put back as the
+    placeholder, which the script fills (:func:`pick_values`; a ``{size}`` value as given,
+    as the verdict judges it: :func:`script_words`); as given, with a note, where it runs
+    another program (:func:`another_program_note`)."""
     words = split_command(program) if isinstance(program, str) else list(program or ())
     if not words or not command or " ".join(words) == command:
         return program, ""
@@ -56,14 +60,15 @@ def script_words(words: list[str], command: str, config, size: int) -> list[str]
     (:func:`pick_values`, filled as the script fills it); as given where they name another
     program. What the verdict judges (s45 tester A2: ``-nk 2`` at a 1-rank pick, which the
     script runs as ``-nk 1``, was judged "values other than this job's"). A ``{size}`` value
-    is left as given: the size is the user's question, not the pick's choice, so a command of
-    another size than the asked one stays another job (s40 reviewer F5)."""
+    is left as given, here and in the script (:func:`given_program`): the size is the user's
+    question, not the pick's choice, so a command of another size than the asked one stays
+    another job (s40 reviewer F5), run as written (s46 tester J4)."""
     from hpcds1mpi.launch.placeholder_fill import fill
     from hpcds1mpi.launch.program import placeholder_values
 
     if not words or not command or another_program_note(words, command):
         return words
-    fixed, said = pick_values(words, command, config, size, chosen=True)
+    fixed, said = pick_values(words, command, config, size)
     if not said:
         return words
     values = {key: str(value) for key, value in placeholder_values(config, size).items()}
@@ -113,20 +118,18 @@ def another_program_note(words: list[str], command: str) -> str:
             "measure it)")
 
 
-def pick_values(words: list[str], command: str, config, size: int,
-                chosen: bool = False) -> tuple[list[str], str]:
-    """(``words`` with each value given where ``command`` has a placeholder put back as that
-    placeholder where the pick's value differs, the note naming both; "" where none
-    differs). The words are found as advise finds a script's
-    (:func:`~hpcds1mpi.launch.script_placeholders.placeholder_words`). ``chosen``: only the
-    placeholders of the pick's layout, ``{size}`` left as given."""
+def pick_values(words: list[str], command: str, config, size: int) -> tuple[list[str], str]:
+    """(``words`` with each value given where ``command`` has a placeholder of the pick's
+    layout put back as that placeholder where the pick's value differs, the note naming both;
+    "" where none differs; ``{size}`` is the user's, left as given). The words are found as
+    advise finds a script's (:func:`~hpcds1mpi.launch.script_placeholders.placeholder_words`)."""
     from hpcds1mpi.launch.program import PLACEHOLDERS, placeholder_values
 
     values = placeholder_values(config, size)
     launch = SimpleNamespace(program=words[0], program_raw=words[0], args=words[1:])
     found: dict[int, dict] = {}  # word index -> {its value's span: placeholder}
     for key in PLACEHOLDERS:
-        if "{" + key + "}" not in command or (chosen and key == "size"):
+        if "{" + key + "}" not in command or key == "size":
             continue
         for k, m in placeholder_words(launch, command, key, _VALUE.get(key, "[0-9]+")):
             found.setdefault(k, {}).update({m.span(g): key for g in range(1, m.re.groups + 1)

@@ -23,12 +23,31 @@ def test_a_given_value_where_the_measured_command_has_a_placeholder_is_the_picks
     assert note == ("--program gives '-nk 2' where the measured command "
                     "'pw.x -nk {ranks} -in si.in' has {ranks}, 1 at this pick: the script runs "
                     "'-nk 1', as the runs the prediction is for did")
-    # a word of several placeholders; its value that is the pick's stays; a token list
+    # a word of several placeholders; its value that is the pick's stays, and its size is
+    # the user's, run as given (s46 tester J4); a token list
     words, note = given_program(["./app", "--in", "si-40-2.in", "-t", "1"],
                                 "./app --in si-{size}-{ranks}.in -t {threads}", ONE_RANK, 50)
-    assert words == ["./app", "--in", "si-{size}-{ranks}.in", "-t", "1"]
+    assert words == ["./app", "--in", "si-40-{ranks}.in", "-t", "1"]
     assert "'--in si-40-2.in' where the measured command" in note
-    assert "has {size}, 50 and {ranks}, 1 at this pick: the script runs '--in si-50-1.in'" in note
+    assert "has {ranks}, 1 at this pick: the script runs '--in si-40-1.in'" in note
+
+
+def test_a_given_size_is_run_as_written_as_the_verdict_judges_it():
+    """s46 tester J4: `--program './probe2 500'` for the measured './probe2 {size}' asked at
+    3000 wrote a script running `./probe2 3000` while the verdict said the job runs '500'
+    (lowered to confirm). The size is the user's: the script runs it as written, the words
+    the verdict judges (script_words)."""
+    from hpcds1mpi.decide.given_program import script_words
+
+    assert given_program("./probe2 500", "./probe2 {size}", ONE_RANK, 3000) == (
+        "./probe2 500", "")
+    for words, command in ((["./probe2", "500"], "./probe2 {size}"),
+                           (["./app", "--in", "si-40-2.in", "-t", "3"],
+                            "./app --in si-{size}-{ranks}.in -t {threads}"),
+                           (["pw.x", "-nk", "2", "-in", "si.in"], PW)):
+        program, _ = given_program(words, command, ONE_RANK, 3000)
+        filled = [w.replace("{ranks}", "1").replace("{threads}", "1") for w in program]
+        assert filled == script_words(words, command, ONE_RANK, 3000)
 
 
 @pytest.mark.parametrize("program", [

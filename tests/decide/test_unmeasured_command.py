@@ -190,6 +190,23 @@ def test_a_value_the_picks_placeholder_fills_is_no_other_value(program_bundle):
         rec.verdict.reasons)
 
 
+def test_the_script_runs_the_given_size_its_verdict_judges(program_bundle):
+    """s46 tester J4: `--program './probe2 500'` (measured './probe2 {size}') at size 3000
+    wrote `srun ... ./probe2 3000` while its verdict said the job runs '500', confirm. The
+    script, the notes and the verdict now agree: it runs 500 as written, which the verdict
+    calls another job (s40 reviewer F5)."""
+    from hpcds1mpi.decide.recommendation import script_program
+
+    rec = recommend(program_bundle, "myjac", 1024, places(), program="./jacobi 512 40")
+    assert rec.verdict.verdict == "confirm" and "'512' where it has '1024'" in " ".join(
+        rec.verdict.reasons)
+    program, note = script_program(rec, "./jacobi 512 40")
+    script = emit_script(rec, "slurm", program, notes=[note] if note else [])
+    launched = [line for line in script.splitlines() if "jacobi" in line and line[0] != "#"]
+    assert len(launched) == 1 and launched[0].endswith(" ./jacobi 512 40"), launched
+    assert "the script runs '1024'" not in script
+
+
 def test_a_given_program_is_judged_once_and_never_without_a_pick(program_bundle):
     rec = recommend(program_bundle, "myjac", 1024, places(), program="./fall {size}")
     assert judge_given_program(rec, "./fall {size}") != ""
