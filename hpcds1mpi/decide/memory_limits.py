@@ -9,7 +9,8 @@ predicted need beside the limit it is judged by (host memory per node, GPU memor
 The learned need (the surrogate's ``peak_rss_mb``) does not extrapolate: beyond the measured
 sizes it stays near the largest measured peak. A kernel declares its working set per rank
 (``Kernel.work(size, ranks).memory_bytes``), so there its need is never below that
-(:func:`declared_need_mb`); a user's program declares none and keeps the learned need.
+(:func:`declared_need_mb`); a user's program declares none: above its sizes its need is never
+below its peak grown as measured (:mod:`~hpcds1mpi.decide.memory_growth`, s46 tester J7).
 
 Every figure here is MiB, the unit of the learned ``peak_rss_mb`` (docs/telemetry.md); a
 partition's GB is 1000 of them, as Slurm's RealMemory is read into it.

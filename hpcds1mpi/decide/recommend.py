@@ -191,13 +191,15 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
     GPU the model could not compare with the one it measured); such a pick is at most
     ``confirm`` (said in ``verdict``, changed in place). And notes on what
     else about the pick is modelled beyond the data: its energy at the nodes' idle floor, a
-    program's memory need at a size outside its measured sizes (it declares no memory model),
+    program's memory need at a size outside its measured sizes (it declares no memory model:
+    above them grown as its peak grew, or held, :mod:`~hpcds1mpi.decide.memory_growth`),
     its memory not judged (:mod:`~hpcds1mpi.decide.memory_judged`).
 
     Returns:
         ``(extrapolated, notes)``.
     """
     from hpcds1mpi.decide import bundle_cache
+    from hpcds1mpi.decide.memory_growth import memory_growth_note
     from hpcds1mpi.decide.memory_judged import memory_note
     from hpcds1mpi.decide.scores import unmeasured_lines
 
@@ -213,9 +215,7 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
     lo_hi = (getattr(prep.bundle, "size_range", {}) or {}).get(prep.workload)
     if levels is not None and levels.external and lo_hi is not None \
             and not float(lo_hi[0]) <= prep.size <= float(lo_hi[1]):
-        notes.append(f"memory need at size {prep.size} is extrapolated from runs at sizes "
-                     f"{float(lo_hi[0]):g}–{float(lo_hi[1]):g} (a program declares no memory "
-                     "model)")
+        notes.append(memory_growth_note(prep.size, lo_hi, row))
     if said := memory_note(prep.bundle, prep.workload, row):  # not judged: said (s38 K4)
         notes.append(said)
     lines = unmeasured_lines(row, levels)

@@ -7,7 +7,8 @@ surrogate ensemble for all of them in one ``Bundle.predict`` call, removes confi
 any ensemble member expects to fail (``fail_prob_max``; where the bundle ran the workload, its
 own runs say instead: :mod:`~hpcds1mpi.decide.own_failures`) or that need more memory than the
 partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
-kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`),
+kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`, a
+program its peak grown as measured: :mod:`~hpcds1mpi.decide.memory_growth`),
 applies the user's constraints, and picks per objective (energy never below the nodes' idle
 draw, :mod:`~hpcds1mpi.decide.energy_floor`; which candidates are beyond the measured levels:
 :func:`~hpcds1mpi.decide.scores.unmeasured_rows`):
@@ -45,6 +46,7 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
                                              held_back_line, measured_first,
                                              most_measured_nodes, nodes_measured,
                                              pick_beyond_reach_line, unmeasured_nodes_note)
+from hpcds1mpi.decide.memory_growth import grown_need_mb
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.own_failures import FAILED_SIZES, failed_near_note, own_failures
@@ -193,9 +195,12 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # not the median's uncertainty.
     cover_repeats(cols, (widen_unmeasured, no_unproven_speedup))
     floor_energy(cols, partitions)
-    declared = None if levels is not None and levels.external else declared_need_mb(
-        workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],
-        (getattr(bundle, "size_range", None) or {}).get(str(workload)))
+    measured_sizes = (getattr(bundle, "size_range", None) or {}).get(str(workload))
+    # a program declares no memory model: past its sizes its peak grows as measured (J7)
+    declared = grown_need_mb(cols, measured, workload, size, same, measured_sizes) \
+        if levels is not None and levels.external else declared_need_mb(
+            workload, size, cols["nodes"] * cols["ranks_per_node"], cols["precision"],
+            measured_sizes)
     need, mem_limit = memory_need_and_limit(cols, partitions, limits, declared)
     cols["mem_need_mb"] = need
     cols["mem_limit_mb"] = mem_limit
