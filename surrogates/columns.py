@@ -171,6 +171,10 @@ def one_value(values: np.ndarray) -> bool:
         return False
     word = next(w for w in (8, 4, 2, 1) if values.dtype.itemsize % w == 0)  # fewer compares
     raw = np.ascontiguousarray(values).view(f"u{word}").reshape(len(values), -1)
+    # a grid's varying columns differ at its ends or middle: answered without the whole
+    # compare (17 calls per question on 11,595 candidates: issue 20)
+    if not ((raw[-1] == raw[0]).all() and (raw[len(raw) // 2] == raw[0]).all()):
+        return False
     return bool((raw == raw[0]).all())
 
 

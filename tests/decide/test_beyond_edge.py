@@ -268,6 +268,54 @@ def test_a_column_of_one_value_is_hashed_once_and_still_told_apart():
     assert digest(x=np.zeros(2)) != digest(x=np.array([0.0, -0.0]))
 
 
+def test_a_grid_is_hashed_in_its_narrowest_bytes(monkeypatch):
+    # The edge answer's key hashed a 11,595-candidate grid's nodes, layout and text columns in
+    # full, 0.6 MB a question (issue 20, s46): the values in the fewest bytes that keep them.
+    import hashlib
+
+    from surrogates.columns import Columns
+
+    hashed, real = [], hashlib.blake2b
+
+    class Counting:
+        def __init__(self, **kw):
+            self._h = real(**kw)
+
+        def update(self, data):
+            hashed.append(len(data))
+            self._h.update(data)
+
+        def digest(self):
+            return self._h.digest()
+
+    n = 10_000
+    grid = Columns({"nodes": np.arange(n) % 16 + 1, "threads": np.arange(n) % 300,
+                    "device": np.where(np.arange(n) % 2, "cpu", "gpu"),
+                    "precision": np.where(np.arange(n) % 3, "fp64", "bf16")})
+    full = sum(np.asarray(grid[c]).nbytes for c in grid.columns)
+    monkeypatch.setattr(beyond_edge.hashlib, "blake2b", Counting)
+    beyond_edge.table_digest(grid)
+    assert sum(hashed) < full / 4
+
+
+@pytest.mark.parametrize("a, b", [
+    (np.array([1, 300]), np.array([1, 44])),  # 300 does not fit one byte: not wrapped
+    (np.array([1, 2**40]), np.array([1, 0])),
+    (np.array([1, 2], dtype=np.int64), np.array([1, 2], dtype=np.int32)),
+    (np.array([-1, 2]), np.array([255, 2])),
+    (np.array(["cpu", "gpu"]), np.array(["cpu", "gp\u0175"])),  # beyond one byte: in full
+    (np.array(["a", "b"]), np.array([97, 98], dtype=np.int32)),
+    (np.array(["ab", "c"]), np.array(["a", "bc"])),
+])
+def test_narrowed_columns_are_still_told_apart(a, b):
+    from surrogates.columns import Columns
+
+    assert beyond_edge.table_digest(Columns({"x": a, "y": np.zeros(2)})) != \
+        beyond_edge.table_digest(Columns({"x": b, "y": np.zeros(2)}))
+    assert beyond_edge.table_digest(Columns({"x": a})) == \
+        beyond_edge.table_digest(Columns({"x": a.copy()}))
+
+
 def test_a_shared_edge_answer_is_chosen_once_per_objective_and_map(monkeypatch):
     # Choosing the shared edge answer again for every question past the edge had been a fifth
     # of System 1's own work on 11,595 candidates (issue 20, D5); the answers stay the same.
