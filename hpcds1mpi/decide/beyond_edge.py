@@ -97,7 +97,7 @@ def steepest_growth(measured, workload: str, above: bool) -> float:
 
 
 def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
-                 steepest: float) -> None:
+                 steepest: float, kept: dict | None = None) -> None:
     """Widen, in place, the runtime and the energy interval of each candidate of ``cols``
     (System 1's columns at ``size``) found in ``edge_cols`` (the same grid scored at
     ``edge``): its relative width on each side at least the edge's median interval (without
@@ -109,23 +109,23 @@ def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
     edge's grown along ``steepest`` (above the sizes the upper end, below them the lower; the
     energy's too, the power taken as at the edge). The points are left as they are.
     (Energy held too: grow read 2.6-14.1 J at its edge and 10.7-22.5 J beyond it, s40
-    review F4.)"""
-    here, there = _keys(cols, edge_cols)
-    order = np.argsort(there, kind="stable")
-    pos = np.clip(np.searchsorted(there[order], here), 0, max(len(there) - 1, 0))
-    if not len(there):
+    review F4.)
+
+    ``kept``: a dict kept with ``edge_cols`` where they are a shared, read-only edge answer
+    (``Scores._caps``): what is read of them alone (whether their keys are unique, their
+    median intervals) is kept there for the next question past the edge (issue 20)."""
+    at, found = _edge_rows(cols, edge_cols, kept)
+    if at is None:
         return
-    found = there[order][pos] == here
-    at = order[pos]
     own_edge = np.asarray(cols[EDGE_SIZE], dtype=float) if EDGE_SIZE in cols \
-        else np.full(len(here), np.nan)
+        else np.full(len(found), np.nan)
     factor = (float(size) / float(edge)) ** steepest
     for quantity, mid in (("runtime", "runtime_s"), ("energy", "energy_j")):
         low, high = f"{quantity}_lo", f"{quantity}_hi"
-        point, lo, hi = (np.array(cols[c], dtype=float) for c in (mid, low, high))
+        point, lo, hi = (np.asarray(cols[c], dtype=float) for c in (mid, low, high))
         # the edge's median interval: one run's repeats there are noise, not its spread
-        e_point = np.asarray(edge_cols[mid], dtype=float)[at]
-        e_lo, e_hi = (end[at] for end in median_interval(edge_cols, quantity))
+        e_point, e_lo, e_hi = (end if at is _SAME_ROWS else end[at]
+                               for end in _edge_interval(edge_cols, quantity, mid, kept))
         usable = found & np.isfinite(point) & (point > 0) & np.isfinite(e_point) & (e_point > 0)
         with np.errstate(invalid="ignore", divide="ignore"):
             rel_lo, rel_hi = e_lo / e_point, e_hi / e_point
@@ -140,6 +140,55 @@ def hold_to_edge(cols: dict, edge_cols: dict, size: float, edge: float,
                                   new_lo)
         cols[low] = np.fmin(new_lo, point)
         cols[high] = np.fmax(new_hi, point)
+
+
+#: :func:`_edge_rows`' ``at`` where every row of the question is the edge's same row.
+_SAME_ROWS = slice(None)
+#: The columns a question's row is matched to the edge's by (:func:`_keys`).
+_MATCHED = ("partition", "nodes", "ranks_per_node", "threads", "device", "precision")
+
+
+def _edge_rows(cols: dict, edge_cols: dict, kept: dict | None):
+    """``(at, found)``: each row of ``cols``, the row of ``edge_cols`` with its partition and
+    configuration (the first such where several have them), and whether there is one;
+    ``(None, None)`` where ``edge_cols`` has no row. ``at`` is :data:`_SAME_ROWS` where the
+    two tables list the same rows in the same order and the edge's keys are unique (the
+    question's grid at another size, the usual case): nothing to sort or look up."""
+    n, m = len(cols["nodes"]), len(edge_cols["nodes"])
+    if not m:
+        return None, None
+    if n == m and kept is not None and all(_same_column(cols[c], edge_cols[c])
+                                           for c in _MATCHED):
+        unique = kept.get(("hold_to_edge", "unique keys"))
+        if unique is None:
+            keys = _keys(edge_cols, edge_cols)[0]
+            unique = kept[("hold_to_edge", "unique keys")] = \
+                len(np.unique(keys)) == len(keys)
+        if unique:
+            return _SAME_ROWS, np.ones(n, dtype=bool)
+    here, there = _keys(cols, edge_cols)
+    order = np.argsort(there, kind="stable")
+    pos = np.clip(np.searchsorted(there[order], here), 0, m - 1)
+    return order[pos], there[order][pos] == here
+
+
+def _same_column(a, b) -> bool:
+    """Whether two columns hold the same bytes (type, length and values)."""
+    a, b = np.asarray(a), np.asarray(b)
+    return a is b or (a.dtype == b.dtype and a.shape == b.shape and a.dtype != object
+                      and a.tobytes() == b.tobytes())
+
+
+def _edge_interval(edge_cols: dict, quantity: str, mid: str, kept: dict | None) -> tuple:
+    """``(point, lo, hi)`` of ``quantity`` at the edge, its median interval
+    (:func:`~hpcds1mpi.surrogates.repeat_spread.median_interval`); kept in ``kept``."""
+    key = ("hold_to_edge", quantity)
+    got = None if kept is None else kept.get(key)
+    if got is None:
+        got = (np.asarray(edge_cols[mid], dtype=float), *median_interval(edge_cols, quantity))
+        if kept is not None:
+            kept[key] = got
+    return got
 
 
 def shared_edge_answer(bundle, asked: tuple, table, compute):

@@ -62,7 +62,8 @@ class Scores:
     shared: bool = field(default=False, init=False)
     _subsets: dict = field(default_factory=dict, repr=False, init=False, compare=False)
     _values: dict = field(default_factory=dict, repr=False, init=False, compare=False)
-    #: A shared answer's pick confidence per objective and confidence map (system1.choose).
+    #: A shared answer's pick confidence per objective and confidence map (system1.choose),
+    #: and what a question past a shared edge answer reads of it (beyond_edge.hold_to_edge).
     _caps: dict = field(default_factory=dict, repr=False, init=False, compare=False)
 
     def __len__(self) -> int:

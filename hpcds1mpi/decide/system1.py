@@ -260,7 +260,8 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
     if at_edge is None:
         return None
     hold_to_edge(cols, at_edge.cols, size, edge,
-                 steepest_growth(measured, workload, above=size > edge))
+                 steepest_growth(measured, workload, above=size > edge),
+                 at_edge._caps if at_edge.shared else None)
     floor_energy(cols, partitions)  # a lower energy bound widened: still the idle draw's
     return at_edge
 

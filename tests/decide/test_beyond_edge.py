@@ -268,6 +268,52 @@ def test_a_column_of_one_value_is_hashed_once_and_still_told_apart():
     assert digest(x=np.zeros(2)) != digest(x=np.array([0.0, -0.0]))
 
 
+def test_a_kept_edge_answer_is_matched_row_for_row_without_keys(monkeypatch):
+    # Keying, sorting and looking up both grids again for every question past a kept edge
+    # had been a sixth of System 1's own work on 11,595 candidates (issue 20, s46): the same
+    # rows in the same order are matched as they stand, and the answers stay the same.
+    bundle = Grow()
+    first = _choose(18000, bundle=bundle)
+    calls = []
+    real = beyond_edge.config_codes
+    monkeypatch.setattr(beyond_edge, "config_codes", lambda t: calls.append(1) or real(t))
+    again = _choose(18000, bundle=bundle)
+    assert calls == []
+    for col in ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi"):
+        np.testing.assert_array_equal(again.scores.cols[col], first.scores.cols[col])
+
+
+@pytest.mark.parametrize("reorder", ["reversed", "duplicated", "one other"])
+def test_edge_rows_out_of_order_are_matched_by_their_keys(reorder):
+    # Only the same rows in the same order, with unique keys, skip the keys (issue 20, s46):
+    # any other question is matched key by key, as before, kept edge answer or not.
+    edge = s1.score(Grow(), "grow", 16000, [CPU], ONE_NODE).cols
+    here = s1.score(Grow(), "grow", 18000, [CPU], ONE_NODE).cols
+    rows = {"reversed": np.arange(len(edge["nodes"]))[::-1],
+            "duplicated": np.r_[0, np.arange(len(edge["nodes"]))],
+            "one other": np.arange(len(edge["nodes"]))}[reorder]
+    if reorder == "duplicated":  # an edge listing a row twice: the first is read
+        edge = {k: np.asarray(v)[rows] for k, v in edge.items()}
+        edge["runtime_hi"] = edge["runtime_hi"] * np.r_[1.0, 3.0, np.ones(len(rows) - 2)]
+    else:
+        here = {k: np.asarray(v)[rows] for k, v in here.items()}
+    if reorder == "one other":
+        here["threads"] = here["threads"] + np.r_[1, np.zeros(len(rows) - 1, dtype=int)]
+    plain, kept = dict(here), dict(here)
+    beyond_edge.hold_to_edge(plain, edge, 18000, 16000, 2.0)
+    beyond_edge.hold_to_edge(kept, edge, 18000, 16000, 2.0, kept={})
+    here_keys, edge_keys = beyond_edge._keys(here, edge)
+    for i in range(len(here_keys)):  # each row as by a lookup of its key
+        at = np.flatnonzero(edge_keys == here_keys[i])
+        alone = {k: np.asarray(v)[i:i + 1] for k, v in here.items()}
+        one_edge = {k: np.asarray(v)[at[:1]] for k, v in edge.items()} if len(at) else \
+            {k: np.asarray(v)[:0] for k, v in edge.items()}
+        if len(at):
+            beyond_edge.hold_to_edge(alone, one_edge, 18000, 16000, 2.0)
+        for col in ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi"):
+            assert kept[col][i] == plain[col][i] == alone[col][0], (reorder, i, col)
+
+
 def test_a_grid_is_hashed_in_its_narrowest_bytes(monkeypatch):
     # The edge answer's key hashed a 11,595-candidate grid's nodes, layout and text columns in
     # full, 0.6 MB a question (issue 20, s46): the values in the fewest bytes that keep them.
