@@ -28,6 +28,8 @@ times the GPUs (s33 tester P1). Resource-seconds do not fall as resources are ad
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from hpcds1mpi.config import PRECISIONS
@@ -44,19 +46,49 @@ def resources(cols: dict) -> np.ndarray:
     return _resources(cols, np.asarray(cols["device"]) == "gpu")
 
 
+class LayoutGroups(NamedTuple):
+    """What the rules here read of a table's layout columns alone, computed once per scoring
+    and handed to each rule (:func:`layout_groups`): three computations of it had been a
+    tenth of System 1's own work on 11,595 candidates (issue 20, s46)."""
+
+    sources: tuple  # the columns it was computed from (a rule given others computes anew)
+    res: np.ndarray  # (n,) :func:`resources`
+    group: np.ndarray  # (n,) :func:`_group_codes`
+
+
+#: The columns :class:`LayoutGroups` is computed from.
+_LAYOUT = ("nodes", "ranks_per_node", "threads", "device", "precision", "partition")
+
+
+def layout_groups(cols: dict) -> LayoutGroups:
+    """The :class:`LayoutGroups` of ``cols`` (valid while those columns are not replaced or
+    changed in place: System 1's rules change only predictions)."""
+    on_gpu = np.asarray(cols["device"]) == "gpu"
+    return LayoutGroups(tuple(cols[c] for c in _LAYOUT), _resources(cols, on_gpu),
+                        _group_codes(cols, on_gpu))
+
+
+def _layout_of(cols: dict, groups: LayoutGroups | None) -> LayoutGroups:
+    """``groups`` where it was computed from ``cols``' own columns, else computed now."""
+    if groups is not None and all(a is cols[c] for a, c in zip(groups.sources, _LAYOUT)):
+        return groups
+    return layout_groups(cols)
+
+
 def _resources(cols: dict, on_gpu: np.ndarray) -> np.ndarray:
     ranks = np.asarray(cols["nodes"], dtype=float) * np.asarray(cols["ranks_per_node"],
                                                                 dtype=float)
     return np.where(on_gpu, ranks, ranks * np.asarray(cols["threads"], dtype=float))
 
 
-def floor_to_perfect_scaling(cols: dict) -> None:
+def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> None:
     """In place: each unmeasured row's ``runtime_s`` / ``runtime_lo`` / ``runtime_hi`` at least
     its reference's scaled by ``resources(reference) / resources(row)`` (the reference: the
     measured-level row of the same partition, device and precision with the least runtime x
     resources), a raised point's upper end at least the reference's own, energy ends scaled
     by their runtime ends' factors; sets :data:`SCALING_FLOOR`. Whole-array numpy, no loop
-    per row or group: each group's reference tabled from the measured rows, read per row."""
+    per row or group: each group's reference tabled from the measured rows, read per row.
+    ``groups``: :func:`layout_groups` of ``cols``, where the caller has it."""
     n = len(cols["nodes"])
     floor_at = np.full(n, np.nan)
     cols[SCALING_FLOOR] = floor_at
@@ -65,11 +97,10 @@ def floor_to_perfect_scaling(cols: dict) -> None:
         return
     point, lo, hi = (np.asarray(cols[c], dtype=float) for c in
                      ("runtime_s", "runtime_lo", "runtime_hi"))
-    on_gpu = np.asarray(cols["device"]) == "gpu"
-    res = _resources(cols, on_gpu)
+    layout = _layout_of(cols, groups)
+    res, group = layout.res, layout.group
     cost = point * res
     usable = np.isfinite(cost) & (cost > 0) & np.isfinite(lo) & np.isfinite(hi)
-    group = _group_codes(cols, on_gpu)
     refs = np.flatnonzero(usable & ~unmeasured)
     if not len(refs):
         return
@@ -106,27 +137,30 @@ def floor_to_perfect_scaling(cols: dict) -> None:
         cols[runtime], cols[energy] = runtimes, energies
 
 
-def no_unproven_speedup(cols: dict) -> None:
+def no_unproven_speedup(cols: dict, groups: LayoutGroups | None = None) -> None:
     """In place: each unmeasured row's ``runtime_hi`` at least the least ``runtime_hi`` of the
     measured rows of its partition, device and precision that use no more resources
     (:func:`resources`) than it, ``energy_hi`` by the same factor (module docstring). Rows
-    with no such measured row are left as they are. One pass per group, none per row."""
+    with no such measured row are left as they are. One pass per group with measured rows,
+    none per row; ``groups``: :func:`layout_groups` of ``cols``, where the caller has it."""
     unmeasured = cols.get(UNMEASURED)
     if unmeasured is None or not unmeasured.any() or unmeasured.all():
         return
     hi = np.asarray(cols["runtime_hi"], dtype=float)
-    on_gpu = np.asarray(cols["device"]) == "gpu"
-    res = _resources(cols, on_gpu)
-    group = _group_codes(cols, on_gpu)
+    layout = _layout_of(cols, groups)
+    res, group = layout.res, layout.group
     usable = np.isfinite(hi) & (hi > 0) & np.isfinite(res)
+    asked = unmeasured & usable
+    measured = np.flatnonzero(usable & ~unmeasured)  # few: a grid's measured layouts
     top = np.full(len(hi), np.nan)
-    for code in np.unique(group[unmeasured & usable]).tolist():
-        refs = np.flatnonzero(usable & ~unmeasured & (group == code))
-        if not len(refs):
+    # the groups with measured rows (few), not each group of the grid (issue 20, s46)
+    for code in np.unique(group[measured]).tolist():
+        refs = measured[group[measured] == code]
+        rows = np.flatnonzero(asked & (group == code))
+        if not len(rows):
             continue
         refs = refs[np.argsort(res[refs], kind="stable")]
         least = np.minimum.accumulate(hi[refs])  # the least top among the first k by cores
-        rows = np.flatnonzero(unmeasured & usable & (group == code))
         within = np.searchsorted(res[refs], res[rows], side="right")  # refs with <= cores
         top[rows[within > 0]] = least[within[within > 0] - 1]
     with np.errstate(invalid="ignore"):
@@ -186,4 +220,5 @@ def _count(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
-__all__ = ["SCALING_FLOOR", "floor_to_perfect_scaling", "resources", "scaling_note"]
+__all__ = ["LayoutGroups", "SCALING_FLOOR", "floor_to_perfect_scaling", "layout_groups",
+           "no_unproven_speedup", "resources", "scaling_note"]

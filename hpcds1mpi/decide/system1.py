@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -50,8 +51,8 @@ from hpcds1mpi.decide.memory_growth import grown_need_mb
 from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
                                             memory_need_and_limit)
 from hpcds1mpi.decide.own_failures import FAILED_SIZES, failed_near_note, own_failures
-from hpcds1mpi.decide.scaling_floor import (floor_to_perfect_scaling, no_unproven_speedup,
-                                            scaling_note)
+from hpcds1mpi.decide.scaling_floor import (floor_to_perfect_scaling, layout_groups,
+                                            no_unproven_speedup, scaling_note)
 from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, repeat_spread,
                                      unmeasured_rows)
 # Constraints and the candidate tables are importable from here too.
@@ -182,8 +183,9 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     cols[NODES_MEASURED] = nodes_measured(len(cols["nodes"]), levels)
     widen_beyond_nodes(cols)  # wider the farther beyond the measured nodes (s34 tester S1)
-    floor_to_perfect_scaling(cols)  # no faster than perfect scaling allows (s33 tester P1)
-    no_unproven_speedup(cols)  # nor surely faster than measured (s40 tester B9)
+    layout = layout_groups(cols)  # read by both rules below, twice by the second
+    floor_to_perfect_scaling(cols, layout)  # no faster than perfect scaling allows (s33 P1)
+    no_unproven_speedup(cols, layout)  # nor surely faster than measured (s40 tester B9)
     if limits is None:
         limits = _learned_limits(bundle, partitions)
     # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)
@@ -193,7 +195,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # never-measured one is shown no surer (s42 review R2); the rules above, System 2 and the
     # edge read the median's interval (repeat_spread.median_interval): one run's scatter is
     # not the median's uncertainty.
-    cover_repeats(cols, (widen_unmeasured, no_unproven_speedup))
+    cover_repeats(cols, (widen_unmeasured, partial(no_unproven_speedup, groups=layout)))
     floor_energy(cols, partitions)
     measured_sizes = (getattr(bundle, "size_range", None) or {}).get(str(workload))
     # a program declares no memory model: past its sizes its peak grows as measured (J7)

@@ -196,3 +196,73 @@ def test_a_duration_just_under_a_second_is_written_in_seconds():
     from hpcds1mpi.decide.scaling_floor import _duration
 
     assert (_duration(0.9996), _duration(0.5)) == ("1 s", "500 ms")
+
+
+def _unproven_reference(cols: dict) -> dict:
+    """no_unproven_speedup as it was before issue 20's s46 speed-up (one pass per group of the
+    grid), the reference the faster form must equal."""
+    from hpcds1mpi.decide.scaling_floor import _group_codes, _resources
+
+    cols = dict(cols)
+    unmeasured = cols[UNMEASURED]
+    if not unmeasured.any() or unmeasured.all():
+        return cols
+    hi = np.asarray(cols["runtime_hi"], dtype=float)
+    on_gpu = np.asarray(cols["device"]) == "gpu"
+    res, group = _resources(cols, on_gpu), _group_codes(cols, on_gpu)
+    usable = np.isfinite(hi) & (hi > 0) & np.isfinite(res)
+    top = np.full(len(hi), np.nan)
+    for code in np.unique(group[unmeasured & usable]).tolist():
+        refs = np.flatnonzero(usable & ~unmeasured & (group == code))
+        if not len(refs):
+            continue
+        refs = refs[np.argsort(res[refs], kind="stable")]
+        least = np.minimum.accumulate(hi[refs])
+        rows = np.flatnonzero(unmeasured & usable & (group == code))
+        within = np.searchsorted(res[refs], res[rows], side="right")
+        top[rows[within > 0]] = least[within[within > 0] - 1]
+    with np.errstate(invalid="ignore"):
+        rows = np.flatnonzero(top > hi)
+    runtimes, energies = hi.copy(), np.array(cols["energy_hi"], dtype=float)
+    runtimes[rows] = top[rows]
+    energies[rows] *= top[rows] / hi[rows]
+    cols["runtime_hi"], cols["energy_hi"] = runtimes, energies
+    return cols
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_unproven_speedup_by_measured_groups_is_the_pass_per_group(seed):
+    # Passing over each group of the grid, most of them without a measured row, had been a
+    # tenth of System 1's own work on 11,595 candidates (issue 20, s46): only the groups
+    # with measured rows are passed over now, to the same answer, NaN and ties included.
+    from hpcds1mpi.decide.scaling_floor import layout_groups, no_unproven_speedup
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    runtime = rng.uniform(0.5, 3.0, n)
+    runtime[rng.random(n) < 0.05] = np.nan
+    cols = {"nodes": rng.integers(1, 4, n), "ranks_per_node": rng.integers(1, 4, n),
+            "threads": rng.integers(1, 3, n), "device": rng.choice(["cpu", "gpu"], n),
+            "precision": rng.choice(["fp64", "fp32", "bf16"], n),
+            "partition": rng.choice(["a", "b"], n), "runtime_hi": runtime,
+            "energy_hi": runtime * 2, UNMEASURED: rng.random(n) < 0.9}
+    want = _unproven_reference(cols)
+    for groups in (None, layout_groups(cols), layout_groups(dict(cols, nodes=cols["nodes"] + 1))):
+        got = dict(cols)
+        no_unproven_speedup(got, groups)  # another table's groups: computed anew
+        for col in ("runtime_hi", "energy_hi"):
+            np.testing.assert_array_equal(got[col], want[col])
+
+
+def test_the_layout_groups_are_computed_once_per_scoring(monkeypatch):
+    # Three computations of a grid's groups per question had been a tenth of System 1's own
+    # work on 11,595 candidates (issue 20, s46).
+    from hpcds1mpi.decide import scaling_floor
+    from tests.fake_bundle import FakeBundle, fake_partitions
+
+    calls = []
+    real = scaling_floor._group_codes
+    monkeypatch.setattr(scaling_floor, "_group_codes", lambda *a: calls.append(1) or real(*a))
+    scores = s1.score(FakeBundle(), "stencil", 700, [fake_partitions()["cpu"]])
+    assert scores.cols[UNMEASURED].any() and not scores.cols[UNMEASURED].all()
+    assert len(calls) == 1
