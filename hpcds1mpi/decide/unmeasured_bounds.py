@@ -24,6 +24,7 @@ import numpy as np
 
 from hpcds1mpi.decide.measured_here import layout_text
 from hpcds1mpi.decide.scores import UNMEASURED
+from hpcds1mpi.surrogates.columns import one_value
 
 
 def widen_unmeasured(cols: dict) -> None:
@@ -40,23 +41,29 @@ def widen_unmeasured(cols: dict) -> None:
         down, up = lo / point, hi / point
     usable = np.isfinite(down) & np.isfinite(up) & (point > 0)
     basis = usable & ~unmeasured
-    rows = np.flatnonzero(unmeasured & usable)
-    least_down, most_up = np.ones(len(rows)), np.ones(len(rows))  # 1: nothing measured
-    for part, at in _partition_groups(np.asarray(cols["partition"]), rows):
+    asked = unmeasured & usable
+    # Whole arrays, the rows not asked kept by np.where: gathering and scattering most of a
+    # grid's rows (nearly all unmeasured) had cost three times as much (issue 20, s46).
+    least_down, most_up = 1.0, 1.0  # 1: nothing measured
+    for part in _partitions(np.asarray(cols["partition"])):
         mine = basis & part if part is not None else basis
-        if mine.any():
-            least_down[at] = min(float(down[mine].min()), 1.0)
-            most_up[at] = max(float(up[mine].max()), 1.0)
-    new_lo = np.minimum(lo[rows], point[rows] * least_down)
-    new_hi = np.maximum(hi[rows], point[rows] * most_up)
-    for side, old, new in (("lo", lo[rows], new_lo), ("hi", hi[rows], new_hi)):
-        runtime = np.array(cols[f"runtime_{side}"], dtype=float)  # a copy: answers share
-        runtime[rows] = new
-        cols[f"runtime_{side}"] = runtime
-        energy = np.array(cols[f"energy_{side}"], dtype=float)
+        if not mine.any():
+            continue
+        down_at, up_at = min(float(down[mine].min()), 1.0), max(float(up[mine].max()), 1.0)
+        if part is None:
+            least_down, most_up = down_at, up_at
+            continue
+        if np.ndim(least_down) == 0:
+            least_down, most_up = np.ones(len(point)), np.ones(len(point))
+        least_down[part], most_up[part] = down_at, up_at
+    with np.errstate(invalid="ignore"):  # rows not asked: not read
+        new = {"lo": np.minimum(lo, point * least_down), "hi": np.maximum(hi, point * most_up)}
+    for side, old in (("lo", lo), ("hi", hi)):
+        cols[f"runtime_{side}"] = np.where(asked, new[side], old)  # new arrays: answers share
+        energy = np.asarray(cols[f"energy_{side}"], dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            energy[rows] = np.where(old > 0, energy[rows] * (new / old), energy[rows])
-        cols[f"energy_{side}"] = energy
+            cols[f"energy_{side}"] = np.where(asked & (old > 0), energy * (new[side] / old),
+                                              energy)
 
 
 def widen_beyond_nodes(cols: dict) -> None:
@@ -70,38 +77,33 @@ def widen_beyond_nodes(cols: dict) -> None:
     if most is None:
         return
     nodes = np.asarray(cols["nodes"])
-    rows = np.flatnonzero((most > 0) & (nodes > most))
-    if not len(rows):
+    beyond = (most > 0) & (nodes > most)
+    if not beyond.any():
         return
-    ratio = nodes[rows] / most[rows]
-    point = np.asarray(cols["runtime_s"], dtype=float)[rows]
-    lo = np.asarray(cols["runtime_lo"], dtype=float)[rows]
-    hi = np.asarray(cols["runtime_hi"], dtype=float)[rows]
-    with np.errstate(invalid="ignore"):
+    point, lo, hi = (np.asarray(cols[c], dtype=float) for c in
+                     ("runtime_s", "runtime_lo", "runtime_hi"))
+    with np.errstate(invalid="ignore", divide="ignore"):  # rows not beyond: not read
+        ratio = nodes / most
         new = {"lo": np.minimum(lo, np.maximum(point - (point - lo) * ratio, lo / ratio)),
                "hi": np.maximum(hi, point + (hi - point) * ratio)}
+    # whole arrays, as widen_unmeasured (issue 20, s46)
     for side, old in (("lo", lo), ("hi", hi)):
-        runtime = np.array(cols[f"runtime_{side}"], dtype=float)  # a copy: answers share
-        good = np.isfinite(new[side])
-        runtime[rows[good]] = new[side][good]
-        cols[f"runtime_{side}"] = runtime
-        energy = np.array(cols[f"energy_{side}"], dtype=float)
+        good = beyond & np.isfinite(new[side])
+        cols[f"runtime_{side}"] = np.where(good, new[side], old)  # new arrays: answers share
+        energy = np.asarray(cols[f"energy_{side}"], dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
-            energy[rows[good]] = np.where(old[good] > 0, energy[rows[good]] * (
-                new[side][good] / old[good]), energy[rows[good]])
-        cols[f"energy_{side}"] = energy
+            cols[f"energy_{side}"] = np.where(good & (old > 0), energy * (new[side] / old),
+                                              energy)
 
 
-def _partition_groups(partitions: np.ndarray, rows: np.ndarray):
-    """``(mask of the partition's rows or None: all, positions in rows)`` per partition; one
-    partition (the usual question) without sorting its names (~0.7 ms on 11,595 rows)."""
-    same = partitions == partitions[0]
-    if same.all():
-        yield None, slice(None)
+def _partitions(partitions: np.ndarray):
+    """Each partition's mask of rows, or one None (all) where there is one partition (the
+    usual question), without sorting its names."""
+    if one_value(partitions):
+        yield None
         return
     for name in np.unique(partitions).tolist():
-        mask = partitions == name
-        yield mask, mask[rows]
+        yield partitions == name
 
 
 def measured_before_unmeasured(cols: dict, ranking: np.ndarray, objective: str
