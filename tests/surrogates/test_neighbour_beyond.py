@@ -277,3 +277,34 @@ def test_beyond_the_largest_size_the_upper_energy_is_the_upper_runtime_at_its_ru
         assert got["energy_lo"] <= got["energy_j"] <= got["energy_hi"]
         ends.append(got["energy_hi"])
     assert ends == sorted(ends)  # grows with the size, as the upper runtime does
+
+
+def _many(rows: list[tuple], partitions: list[str]) -> dict:
+    """Columns of several one-row _cols, each on its partition."""
+    parts = [_cols(*row) for row in rows]
+    cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    cols["partition"] = np.array(partitions)
+    return cols
+
+
+def test_only_the_rows_held_to_an_edge_are_copied_and_compared(monkeypatch):
+    # On a grid with no edge (hardware never measured) the six columns were copied and
+    # compared in full, a tenth of System 1's own work on 11,595 candidates (issue 20, s46);
+    # with edges only their rows are compared, and the answers stay as they were.
+    compared = []
+    real = np.isclose
+    monkeypatch.setattr(np, "isclose", lambda a, b, **kw: compared.append(len(a)) or
+                        real(a, b, **kw))
+    rows = [(1, 1, 3.5, 3.25, 4.48, 31.0, 29.0, 44.0), (2, 2, 1.0, 0.9, 1.1, 9.0, 8.0, 10.0),
+            (1, 1, 3.5, 3.25, 4.48, 31.0, 29.0, 44.0)]
+    never = _many(rows, ["fat", "fat", "fat"])
+    arrays = dict(never)
+    assert nbb.bound_beyond(never, _measured(CP2K), "prog", 350) is False
+    assert compared == [] and all(never[k] is arrays[k] for k in arrays)
+    mixed = _many(rows, ["fat", "local", "local"])
+    assert nbb.bound_beyond(mixed, _measured(CP2K), "prog", 350) is True
+    assert compared and max(compared) <= 2  # the two rows on the measured partition
+    alone = _cols(*rows[0])
+    nbb.bound_beyond(alone, _measured(CP2K), "prog", 350)
+    assert mixed["runtime_s"][2] == alone["runtime_s"][0]
+    assert mixed["runtime_s"][0] == rows[0][2]  # "fat": never measured, not moved
