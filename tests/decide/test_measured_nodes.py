@@ -120,7 +120,7 @@ def test_a_pick_beyond_reach_that_only_a_deadline_brings_says_so(shipped_bundle,
                     constraints=Constraints(deadline_s=0.05))
     assert rec.picked is None and "cannot meet the deadline" in format_table(rec)
     # Where the trees alone are believed (that rule off), the pick beyond reach says so.
-    monkeypatch.setattr(system1, "no_unproven_speedup", lambda cols: None)
+    monkeypatch.setattr(system1, "no_unproven_speedup", lambda cols, groups=None: None)
     rec = recommend(shipped_bundle, "stencil", 256, [(None, LAB4096)],
                     constraints=Constraints(deadline_s=0.05))
     assert rec.picked is not None and rec.picked.choice.pick["nodes"] > 2

@@ -168,7 +168,7 @@ def test_a_pick_beyond_the_measured_node_counts_is_marked_and_at_most_confirm(sh
     # ... and where such a pick is made (that rule off, as the trees alone would have it),
     # within twice the measured nodes (further is held back, and a wide interval there keeps
     # most picks on the measured node: s34 tester S1), it is marked and at most confirm
-    monkeypatch.setattr(rec_mod.s1, "no_unproven_speedup", lambda cols: None)
+    monkeypatch.setattr(rec_mod.s1, "no_unproven_speedup", lambda cols, groups=None: None)
     rec = rec_mod.recommend(shipped_bundle, "gemm", 512, _lab(),
                             constraints=rec_mod.s1.Constraints(max_nodes=2))
     assert rec.picked is not None and rec.picked.choice.config().nodes == 2

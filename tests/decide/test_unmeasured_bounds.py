@@ -129,16 +129,14 @@ def _widen_unmeasured_before(cols: dict) -> None:
     scattered), the reference the whole-array form must equal."""
     from hpcds1mpi.decide.scores import UNMEASURED
 
-    unmeasured = cols.get(UNMEASURED)
-    if unmeasured is None or not unmeasured.any() or unmeasured.all():
+    flags = np.asarray(cols[UNMEASURED])
+    if flags.all() or not flags.any():
         return
-    point, lo, hi = (np.asarray(cols[c], dtype=float) for c in
-                     ("runtime_s", "runtime_lo", "runtime_hi"))
+    point, lo, hi = (np.array(cols[f"runtime_{end}"], dtype=float) for end in ("s", "lo", "hi"))
     with np.errstate(invalid="ignore", divide="ignore"):
         down, up = lo / point, hi / point
-    usable = np.isfinite(down) & np.isfinite(up) & (point > 0)
-    basis = usable & ~unmeasured
-    rows = np.flatnonzero(unmeasured & usable)
+    ok = (point > 0) & np.isfinite(up) & np.isfinite(down)
+    rows, basis = np.flatnonzero(flags & ok), ok & ~flags
     least_down, most_up = np.ones(len(rows)), np.ones(len(rows))
     partitions = np.asarray(cols["partition"])
     for name in np.unique(partitions).tolist():
