@@ -219,7 +219,8 @@ def bound_beyond(cols: dict, measured: NeighbourRuntimes, workload: str, size: f
     new, found, held = None, None, []
     names = distinct(partitions).tolist()
     for part in names:
-        whole = len(names) == 1  # one partition: every row, its columns as they are
+        # one partition (text equal throughout): every row, its columns as they are
+        whole = len(names) == 1 and partitions.dtype.kind in "US"
         rows = np.arange(n) if whole else np.flatnonzero(partitions == part)
         table = {c: np.asarray(cols[c]) if whole else np.asarray(cols[c])[rows]
                  for c in _CONFIG}

@@ -261,7 +261,7 @@ def table_digest(table) -> bytes:
         narrow = _narrow(col)  # the same values in fewer bytes, told apart by "~"
         digest.update(f"{name}:{col.dtype}:{len(col)}{'~' if narrow is not col else ';'}"
                       .encode())
-        digest.update(np.ascontiguousarray(narrow))  # its buffer, not a copy
+        digest.update(np.ascontiguousarray(narrow).view(np.uint8))  # its bytes, no copy
     return digest.digest()
 
 

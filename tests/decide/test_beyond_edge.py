@@ -362,6 +362,19 @@ def test_narrowed_columns_are_still_told_apart(a, b):
         beyond_edge.table_digest(Columns({"x": a.copy()}))
 
 
+def test_a_column_of_any_kind_is_hashed_by_its_bytes():
+    # The digest hashes a column's buffer without a copy (issue 20, s46): kinds a buffer
+    # cannot name (dates) are hashed too, and told apart.
+    from surrogates.columns import Columns
+
+    def digest(values) -> bytes:
+        return beyond_edge.table_digest(Columns({"x": values, "y": np.arange(len(values))}))
+
+    days = np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]")
+    assert digest(days) == digest(days.copy()) != digest(days + 1)
+    assert digest(np.array([True, False])) != digest(np.array([False, True]))
+
+
 def test_a_shared_edge_answer_is_chosen_once_per_objective_and_map(monkeypatch):
     # Choosing the shared edge answer again for every question past the edge had been a fifth
     # of System 1's own work on 11,595 candidates (issue 20, D5); the answers stay the same.
