@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from hpcds1mpi.surrogates.columns import distinct, one_value
+from hpcds1mpi.surrogates.columns import distinct, is_columns, one_value
 from hpcds1mpi.surrogates.neighbour_beyond import EDGE_SIZE
 from hpcds1mpi.surrogates.neighbour_bounds import MAX_GROWTH
 from hpcds1mpi.surrogates.repeat_spread import median_interval
@@ -76,12 +76,13 @@ def inside_size(measured, workload: str, edge: float) -> int | None:
     return middle if min(nearest, edge) < middle < max(nearest, edge) else None
 
 
-def edge_frame(frame, edge: int):
+def edge_frame(frame, edge: int, copy: bool = True):
     """A copy of the candidate table ``frame`` asked at size ``edge`` (None where it has no
-    size column to change)."""
+    size column to change); ``copy=False``: a Columns ``frame``'s other columns are its own
+    arrays, not copies (to be read only: a key's digest)."""
     if "size" not in frame.columns:
         return None
-    out = frame.copy()
+    out = frame[list(frame.columns)] if not copy and is_columns(frame) else frame.copy()
     out["size"] = np.full(len(out), int(edge), dtype=np.int64)
     return out
 

@@ -239,14 +239,17 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
     (:func:`~hpcds1mpi.decide.beyond_edge.hold_to_edge`); None inside the sizes. Questions
     past the same edge share it (:func:`~hpcds1mpi.decide.beyond_edge.shared_edge_answer`)."""
     edge = edge_size(bundle, workload, int(size))
-    table = None if edge is None else edge_frame(frame, edge)
+    # The key reads the question's columns as they are; the grid is copied only where it is
+    # scored (most questions past an edge find its answer kept: issue 20, s46).
+    table = None if edge is None else edge_frame(frame, edge, copy=False)
     if table is None:
         return None
     asked = model_table(bundle, table, partitions)
 
     def compute():
+        table = edge_frame(frame, edge)  # a copy: a kept answer's columns are frozen
         try:
-            pred = bundle.predict(asked)
+            pred = bundle.predict(model_table(bundle, table, partitions))
         except ModelError:  # a caller's table without the hardware columns (mobo's reading)
             return None
         answer = scores_from_prediction(bundle, workload, edge, partitions, constraints,

@@ -283,6 +283,27 @@ def test_a_kept_edge_answer_is_matched_row_for_row_without_keys(monkeypatch):
         np.testing.assert_array_equal(again.scores.cols[col], first.scores.cols[col])
 
 
+def test_a_question_past_a_kept_edge_answer_copies_no_grid(monkeypatch):
+    # The edge grid (11 columns of 11,595 candidates) was copied for every question past the
+    # edge only to be hashed into the kept answer's key (issue 20, s46): it is copied where
+    # it is scored, and the answers stay the same.
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.surrogates.columns import Columns
+
+    bundle = load_model(None)
+    part = Partition("big", cores_per_node=128, memory_gb=512, max_nodes=4)
+    first = s1.score(bundle, "stencil", 300, [part])
+    assert first.edge is not None  # past the shipped bundle's largest stencil size
+    copies = []
+    real = Columns.copy
+    monkeypatch.setattr(Columns, "copy", lambda self: copies.append(1) or real(self))
+    again = s1.score(bundle, "stencil", 300, [part])
+    assert copies == []
+    for col in ("runtime_lo", "runtime_hi", "energy_lo", "energy_hi"):
+        np.testing.assert_array_equal(again.cols[col], first.cols[col])
+    assert again.edge is first.edge
+
+
 @pytest.mark.parametrize("reorder", ["reversed", "duplicated", "one other"])
 def test_edge_rows_out_of_order_are_matched_by_their_keys(reorder):
     # Only the same rows in the same order, with unique keys, skip the keys (issue 20, s46):
