@@ -85,3 +85,50 @@ def test_a_map_by_that_gives_a_rank_its_threads_cores_is_no_warning(tmp_path):
         "threads share: give PE=4 in its --map-by")
     script = read_script(PE_SBATCH.replace("slot:PE=2", "slot:PE=1"))
     assert one_core_warning(script, script.launch, OPENMPI).endswith("give --map-by slot:PE=2")
+
+
+#: The tester's elk/nothr.sbatch (s46 H3): Open MPI's mpirun with no binding of its own.
+DEFAULT_SBATCH = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=1
+#SBATCH --cpus-per-task=2
+#SBATCH --time=00:05:00
+cd runs/4-1-2b
+mpirun.openmpi --allow-run-as-root -np 1 elk-lapw
+"""
+
+
+def test_open_mpi_default_binding_of_two_ranks_or_fewer_is_warned_of(tmp_path):
+    """s46 tester H3: Open MPI binds each rank of a job of 2 ranks or fewer to one core by
+    default, so 1 rank x 2 threads ran as 1 x 1; only the written --bind-to core was warned."""
+    for text in (DEFAULT_SBATCH, DEFAULT_SBATCH.replace("cd runs", "export OMP_NUM_THREADS=2\ncd "
+                                                        "runs"),
+                 DEFAULT_SBATCH.replace(" -np 1", "")):  # no -n: the job's 1 task
+        script = read_script(text)
+        said = one_core_warning(script, script.launch, OPENMPI)
+        assert said is not None and "binds each rank to one core by default" in said, text
+        assert said.endswith("give --map-by slot:PE=2 (or --bind-to none)")
+        assert said in launch_checks(script, str(tmp_path))[0]  # mpirun.openmpi: by its name
+    two = read_script(DEFAULT_SBATCH.replace("ntasks-per-node=1", "ntasks-per-node=2")
+                      .replace("-np 1", "-np 2"))
+    assert "(here 2)" in one_core_warning(two, two.launch, OPENMPI)
+
+
+def test_open_mpi_default_binding_is_no_warning_where_it_gives_a_rank_more_cores():
+    """Above 2 ranks Open MPI binds to a socket / NUMA domain; a binding, an oversubscribed
+    node or another MPI (hydra binds none by default) is not Open MPI's default core."""
+    script = read_script(DEFAULT_SBATCH.replace("ntasks-per-node=1", "ntasks-per-node=3")
+                         .replace("-np 1", "-np 3"))
+    assert one_core_warning(script, script.launch, OPENMPI) is None
+    for option in ("--bind-to none", "--map-by slot:PE=2", "--cpus-per-proc 2",
+                   "--mca hwloc_base_binding_policy none", "--oversubscribe"):
+        script = read_script(DEFAULT_SBATCH.replace("-np 1", f"-np 1 {option}"))
+        assert one_core_warning(script, script.launch, OPENMPI) is None, option
+    script = read_script(DEFAULT_SBATCH.replace(
+        "cd runs", "export OMPI_MCA_hwloc_base_binding_policy=none\ncd runs"))
+    assert one_core_warning(script, script.launch, OPENMPI) is None
+    script = read_script(DEFAULT_SBATCH)
+    assert one_core_warning(script, script.launch, MPICH) is None
+    assert one_core_warning(script, script.launch, None) is None
+    script = read_script(DEFAULT_SBATCH.replace("cpus-per-task=2", "cpus-per-task=1"))
+    assert one_core_warning(script, script.launch, OPENMPI) is None
