@@ -25,6 +25,10 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     from hpcds1mpi.decide.recommendation import format_energy, format_time
 
     lines = [f"{name:<12}{side.text()} on {side.partition}"]
+    # each part named by its own lines: the walltime's are not the layout's (s46 tester H6)
+    layout_lines = [n for n in side.lines if n not in side.time_lines]
+    if name == "asked" and layout_lines:
+        lines[0] += f"  (from {_line_list(layout_lines)})"
     if side.predicted and fails(side):  # its own failed runs' time, never another layout's
         lines.append(f"{'':<12}" + (  # (s39 tester A4, s43 tester L2)
             f"its runs failed after {format_time(side.failed_after_s)} (measured: the "
@@ -37,8 +41,8 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
                      f"{format_energy(side.energy_j)} ({format_energy(side.energy_lo)}–"
                      f"{format_energy(side.energy_hi)}, {energy_label})")
     walltime = f"{'':<12}walltime {_walltime(side.walltime_s, scheduler)}"
-    if name == "asked" and side.lines:
-        walltime += f"  (the request on lines {', '.join(map(str, side.lines))})"
+    if name == "asked" and side.time_lines:
+        walltime += f"  (from {_line_list(side.time_lines)})"
     elif name == "recommended" and side.walltime_basis:
         walltime += f"  ({side.walltime_basis})"
     if name == "asked" and side.predicted and side.walltime_s and \
@@ -48,6 +52,11 @@ def _side(name: str, side, energy_label: str, scheduler: str) -> list[str]:
     for problem in ([side.problem] if side.problem else []) + side.unmeasured:
         lines.append(f"{'':<12}! {problem}")
     return lines
+
+
+def _line_list(numbers: list[int]) -> str:
+    """``line 6`` / ``lines 3, 4, 5``."""
+    return f"line{'s' if len(numbers) > 1 else ''} {', '.join(map(str, numbers))}"
 
 
 def _program_hint(advice) -> str:

@@ -194,7 +194,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     asked_cfg = Configuration(nodes, per_node, threads, device, precision)
     where = f"{cluster.name}/{partition.name}" if cluster is not None else partition.name
     asked = Side(asked_cfg, where, script.time_s,
-                 lines=sorted({n for v in script.lines.values() for n in v}))
+                 lines=sorted({n for v in script.lines.values() for n in v}),
+                 time_lines=sorted(script.lines.get("time", [])))
     asked.problem = asked_problem(script, launch, asked_cfg, partition, device_said,
                                   job_folder)
     if not asked.problem and (shared := unknown_release_note(script, launch, threads)):

@@ -30,7 +30,8 @@ class Side:
             (NaN when not predicted); failed_after_s: its own failed runs' median time here.
         problem: why there is no prediction or why the layout is expected to fail ("").
         unmeasured: parts of the layout at levels the model never measured (extrapolated).
-        lines: script lines it was read from (asked side only).
+        lines: script lines it was read from (asked side only); time_lines: those of its
+            time limit.
         walltime_basis: how ``walltime_s`` was chosen (recommended side only).
         mem_need_mib: predicted host memory need per node, MiB (NaN: not predicted).
     """
@@ -48,6 +49,7 @@ class Side:
     problem: str = ""
     unmeasured: list[str] = field(default_factory=list)
     lines: list[int] = field(default_factory=list)
+    time_lines: list[int] = field(default_factory=list)
     walltime_basis: str = ""
     mem_need_mib: float = float("nan")
     failed_after_s: float = float("nan")

@@ -349,7 +349,11 @@ def test_a_pbs_script_is_advised_in_pbs_terms(tmp_path, capsys, monkeypatch):
     assert (f"hpcds1mpi run --threads {threads} gemm" in launch) if threads > 1 \
         else "--threads" not in launch
     res = invoke(capsys, ["advise", str(job), "--cluster", str(cluster)])
-    assert "              walltime 36:00:00  (the request on lines" in res.out
+    # s46 tester H6: the walltime named every line of the request ("lines 2, 4, 6"): its own
+    # line alone, the layout's on the asked line
+    assert "              walltime 36:00:00  (from line 4)\n" in res.out
+    asked = next(line for line in res.out.splitlines() if line.startswith("  asked"))
+    assert asked.endswith("(from lines 2, 6)"), asked
 
 
 def test_a_line_too_long_to_read_refuses_the_rewrite_and_writes_nothing(job, tmp_path, capsys):
