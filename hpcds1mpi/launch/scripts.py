@@ -144,6 +144,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     from hpcds1mpi.launch.bare_program import check_bare_program
     from hpcds1mpi.launch.script_launcher_mpi import check_script
     from hpcds1mpi.launch.program_there import check_program_there, words_where_run
+    from hpcds1mpi.launch.self_launching import check_script_program
     # bash's $'...' where the folder's name holds a newline (s39 tester D2)
     from hpcds1mpi.runtime.message_paths import shell_word
 
@@ -152,6 +153,7 @@ def render(job: BatchJob, scheduler: str = "slurm", *, default_queue: bool = Fal
     launcher = job.launcher(scheduler)
     program = program_tokens(job.program, job.placeholder_values())
     check_program_there(program, folder, setup)  # s39 tester D3
+    check_script_program(program, folder, job.config.ranks_per_node)  # s46 tester H8
     unfound = check_bare_program(program, launcher, job.cluster, scheduler, folder, setup)
     # its file read where the job runs it, not in this shell's folder (s46 tester J2)
     checked, unread = words_where_run(program, folder)

@@ -46,10 +46,11 @@ def own_launcher(tokens: list[str]) -> str | None:
 
 
 def check_self_launching(tokens: list[str], env: dict, cwd: str | None = None,
-                         ranks_per_node: int = 1, option: str = "--command") -> None:
+                         ranks_per_node: int = 1, option: str = "--command",
+                         under: str = "the sweep's launcher") -> None:
     """Refuse a program that starts its own ranks (see the module docstring); ``tokens``: the
     program's words past exec wrappers, started in ``cwd``; ``ranks_per_node``: the most any
-    run asks for.
+    run asks for; ``under``: the launcher that starts it, as the refusal names it.
 
     Raises:
         ConfigError: one line naming what starts the ranks and what to sweep instead.
@@ -61,7 +62,8 @@ def check_self_launching(tokens: list[str], env: dict, cwd: str | None = None,
         return
     name = os.path.basename(tokens[0])
     if LAUNCHERS.match(name) and not own_launcher(tokens):
-        raise ConfigError(f"{option} starts the launcher {name}: the sweep launches the "
+        raise ConfigError(f"{option} starts the launcher {name}: "
+                          f"{'the sweep' if option == '--command' else under} launches the "
                           "program itself at each rank count; give the program it launches "
                           f"(e.g. {option} './app {{size}}')")
     programs = [tokens]  # the command, and the program its wrappers run
@@ -74,8 +76,9 @@ def check_self_launching(tokens: list[str], env: dict, cwd: str | None = None,
         if line and not own_launcher(line.split()):
             raise ConfigError(
                 f"{option}: {os.path.basename(path)} starts its own ranks ({line!r}), so under "
-                "the sweep's launcher each rank would start that job again; sweep the program "
-                "it launches instead (its command, without the launcher)")
+                f"{under} each rank would start that job again; "
+                f"{'sweep' if option == '--command' else 'give'} the program it launches "
+                "instead (its command, without the launcher)")
         what = own_launcher(words) or (own_launcher(line.split()) if line else None)
         if what and ranks_per_node > 1:
             raise ConfigError(
@@ -95,3 +98,30 @@ def ranks_in_folder(ranks: tuple[list[str], dict] | None, cwd: str | None
     if not ranks or not ranks[0]:
         return ranks
     return [in_folder(ranks[0][0], cwd), *ranks[0][1:]], ranks[1]
+
+
+def check_script_program(program: list[str], folder: str | None, ranks_per_node: int = 1
+                         ) -> None:
+    """Refuse a job script's ``program`` (the launch line's words from the program on) that
+    starts its own ranks, by the sweep's rule (:func:`check_self_launching`): under the
+    script's launcher it is a launcher in a launcher (s46 tester H8: ``mpirun -n 1 ff-mpirun
+    ...`` failed "mpiexec does not support recursive calls"). A relative path is read in
+    ``folder``, where the job runs it, only where that is an absolute folder of this machine.
+
+    Raises:
+        ConfigError: one line naming what starts the ranks and what to give instead.
+    """
+    from hpcds1mpi.launch.exec_wrappers import program_past_wrappers
+    from hpcds1mpi.launch.own_install import runs_own_command
+
+    if not program or runs_own_command(program):
+        return
+    try:
+        tokens, name, env = program_past_wrappers(list(program), None, "--program")
+    except ConfigError:
+        return  # refused where the launch line is checked, in its own words
+    cwd = folder if folder and os.path.isabs(folder) and os.path.isdir(folder) else None
+    if cwd is None and "/" in name and not os.path.isabs(name):
+        return  # a folder not here: the file the job runs is not the one here
+    check_self_launching(tokens, env or dict(os.environ), cwd, ranks_per_node, "--program",
+                         "the job script's launcher")

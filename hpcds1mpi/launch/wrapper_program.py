@@ -20,6 +20,8 @@ from __future__ import annotations
 import os
 import re
 
+from hpcds1mpi.launch.wrapper_words import Op as _Op, tokens as _tokens
+
 #: Shells whose scripts are read (``#!/bin/sh``, ``#!/usr/bin/env bash``).
 SHELLS = re.compile(r"^(sh|bash|dash|ksh|mksh|zsh|ash)$")
 #: Commands that set up a job and run no program: never a script's program (s29 R1: a
@@ -44,11 +46,14 @@ _TESTS = frozenset(("[", "[[", "test", "command", "type", "which", "hash", "grep
 #: Launchers: a wrapper that starts one is a job of its own, not a rank's program.
 LAUNCHERS = re.compile(r"^(mpiexec|mpirun|orterun|prterun|srun|aprun|jsrun|cafrun|charmrun"
                        r"|torchrun|horovodrun|deepspeed)(\.\S*)?$")
-#: How a script names its own folder (as :func:`_tokens` reads it: quotes dropped).
+#: How a script names its own folder (as :func:`~.wrapper_words.tokens` reads it: quotes
+#: dropped).
 _OWN_FOLDER = re.compile(r"^(\$\(dirname (-- )?\$(\{?0\}?|\{BASH_SOURCE(\[0\])?\})\)"
                          r"|`dirname (-- )?\$\{?0\}?`|\$\{0%/\*\})")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _NAME = re.compile(r"^[A-Za-z_][\w.:-]*$")
+#: A variable's use: ``$mpirun``, ``${a[*]}``.
+_USE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 #: A redirection word (`2>&1`, `>log`, `<<EOF`); with nothing after the operator, its target
 #: is the next word.
 _REDIRECTION = re.compile(r"^[0-9]*(&>>|&>|>>|>&|>\||<<<|<<-?|<&|<>|<|>)(.*)$")
@@ -158,99 +163,6 @@ def _wrapped(path: str) -> tuple[str, list[str]] | None:
     return how, chosen[0][1]
 
 
-class _Op(str):
-    """An operator token (``;``, ``&&``, ``|``, ``(``...), told apart from a quoted word with
-    the same text (``find -exec rm {} \\;``)."""
-
-
-def _tokens(line: str) -> list[str] | None:
-    """One line's words, quotes removed, and its operators as :class:`_Op`, as sh splits them
-    before expanding anything (``$(dirname "$0")`` reads ``$(dirname $0)``); None where a quote,
-    ``$(`` or ``${`` is left open."""
-    out: list[str] = []
-    word: list[str] = []
-    started, i, n = False, 0, len(line)
-    while i <= n:
-        c = line[i] if i < n else " "
-        redirected = c in "&|" and "".join(word).endswith(("<", ">")) or (
-            c == "&" and line[i + 1:i + 2] == ">")  # `2>&1`, `>|f`, `&>log`: one word
-        if c in " \t" or c in ";&|()" and not redirected or (c == "#" and not started):
-            if started:
-                out.append("".join(word))
-            word, started = [], False
-            if c == "#" or i == n:
-                break
-            if c in ";&|()":
-                op = line[i:i + 2] if line[i:i + 2] in ("&&", "||", ";;", "|&") else c
-                out.append(_Op("|" if op == "|&" else op))
-                i += len(op)
-            else:
-                i += 1
-            continue
-        part = _part(line, i)
-        if part is None:
-            return None
-        word.append(part[0])
-        started, i = True, part[1]
-    return out
-
-
-def _part(line: str, i: int) -> tuple[str, int] | None:
-    """The piece of a word at ``line[i]`` (a character, an escape, a quoted string, a ``$(``,
-    ``${`` or backquote substitution) with its quotes removed, and where the next one starts."""
-    c = line[i]
-    if c == "\\":
-        return line[i + 1:i + 2], i + 2
-    if c == "'":
-        end = line.find("'", i + 1)
-        return None if end < 0 else (line[i + 1:end], end + 1)
-    if c == "`" or line.startswith(("$(", "${"), i):
-        return _substitution(line, i)
-    if c != '"':
-        return c, i + 1
-    text, j = [], i + 1
-    while j < len(line) and line[j] != '"':
-        if line[j] == "\\" and j + 1 < len(line):
-            text.append(line[j + 1] if line[j + 1] in '$`"\\' else line[j:j + 2])
-            j += 2
-            continue
-        part = _substitution(line, j) if line[j] == "`" or line.startswith(("$(", "${"), j) \
-            else (line[j], j + 1)
-        if part is None:
-            return None
-        text.append(part[0])
-        j = part[1]
-    return None if j >= len(line) else ("".join(text), j + 1)
-
-
-def _substitution(line: str, i: int) -> tuple[str, int] | None:
-    """A ``$(...)``, ``${...}`` or backquote substitution at ``line[i]``, kept as written less
-    its quotes, and where the text after it starts."""
-    if line[i] == "`":
-        end = i + 1
-        while end < len(line) and line[end] != "`":
-            end += 2 if line[end] == "\\" else 1
-        return None if end >= len(line) else (
-            line[i:end + 1].replace('"', "").replace("'", ""), end + 1)
-    opener, closer = line[i + 1], ")" if line[i + 1] == "(" else "}"
-    text, depth, j = ["$"], 0, i + 1
-    while j < len(line):
-        c = line[j]
-        if c in "'\"\\" or (c == "$" and line[j + 1:j + 2] in ("(", "{")):
-            part = _part(line, j) if c != "$" else _substitution(line, j)
-            if part is None:
-                return None
-            text.append(part[0])
-            j = part[1]
-            continue
-        depth += (c == opener) - (c == closer)
-        text.append(c)
-        j += 1
-        if depth == 0:
-            return "".join(text), j
-    return None
-
-
 class _Reading:
     """One pass over a wrapper's text: each simple command that runs a program, as
     ``(is an exec, program or None where not named outright, at top level in the foreground)``,
@@ -260,6 +172,7 @@ class _Reading:
         self.own = os.path.dirname(os.path.abspath(script))
         self.found: list[tuple[bool, list[str] | None, bool]] = []
         self.launching: list[str] = []  # commands that start a launcher (:func:`launching_line`)
+        self.launcher_vars: dict[str, str] = {}  # variables that hold a launcher: its name
         self.stack: list[str] = []
         self.cwd: str | None = ""
         self.skip = ""  # "for", "case" or "function": words that are no command
@@ -369,6 +282,7 @@ class _Reading:
             if not skip and not match:
                 kept.append(word)
             skip = bool(match and not match.group(2))
+        self._launcher_values(kept)
         while kept and _ASSIGNMENT.match(kept[0]):
             kept = kept[1:]
         if not kept or kept == ["exec"]:  # `exec >log 2>&1`: no program
@@ -379,6 +293,35 @@ class _Reading:
         elif kept[0] not in SETUP_COMMANDS and not (kept[0] == "command" and kept[1:2] in (["-v"],
                                                                                      ["-V"])):
             self.found.append((kept[0] == "exec", self._program(kept), plain))
+
+    def _launcher_values(self, kept: list[str]) -> None:
+        """Follow the variables that hold a launcher (``mpirun=/usr/bin/mpiexec``, ``a[0]=
+        "'$mpirun'"``, also under ``eval`` / ``export``), and keep as launching a command run
+        through one — ``$MPIRUN -n 2 ./app``, ``eval "${a[*]}"`` —: FreeFem++'s ``ff-mpirun``
+        builds its mpiexec line in an array and evals it (s46 tester H5, H8)."""
+        words = kept[1:] if kept[:1] and kept[0] in ("eval", "export", "local", "declare",
+                                                     "typeset", "readonly") else kept
+        for word in words:
+            if not _ASSIGNMENT.match(word):
+                break
+            name, value = word.split("=", 1)
+            name, value = name.split("[")[0].rstrip("+"), value.strip("'\" ")
+            held = self._held(value) or (value if LAUNCHERS.match(
+                os.path.basename(value.split()[0] if value.split() else "")) else None)
+            if held:
+                self.launcher_vars[name] = held
+            elif "[" not in word.split("=", 1)[0]:
+                self.launcher_vars.pop(name, None)  # set to another value
+        if not kept or words is not kept and kept[0] != "eval" or _ASSIGNMENT.match(kept[0]):
+            return
+        head = " ".join(kept[1:]) if kept[0] == "eval" else kept[0]
+        if (held := self._held(head)) and (kept[0] == "eval" or head.startswith("$")):
+            self.launching.append(f"{held} (through {' '.join(kept)})")
+
+    def _held(self, text: str) -> str | None:
+        """The launcher a variable that ``text`` starts with holds, None where none does."""
+        use = _USE.match(text.strip("'\" "))
+        return self.launcher_vars.get(use.group(1)) if use else None
 
     def _cd(self, args: list[str]) -> str | None:
         while args and args[0] in ("-P", "-L", "-e", "--"):

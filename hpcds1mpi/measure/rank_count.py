@@ -108,6 +108,14 @@ def check_rank_count(readings, found: dict, ranks: int, label: str, tokens: list
         shown = found.get("lines") or "none"
         raise ConfigError(f"{label}: {regex} matched nothing in the output; fix it: the "
                           f"output's lines were {shown} (nothing was recorded for it)")
+    if ranks == 1 and seen > 1:  # or a job of the command's own (s46 tester H5: ff-mpirun)
+        raise ConfigError(
+            f"{label}: launched 1 rank but the program's output matched {regex} with {seen:g}: "
+            "one rank is always one job, so either the command starts an MPI job of its own (a "
+            "launcher inside it, as FreeFem++'s ff-mpirun runs mpiexec: sweep the program that "
+            "launcher starts instead, not the wrapper) or the regex reads another count "
+            "(workers, images, threads); then fix --ranks-regex to read the ranks, or leave it "
+            "out (nothing was recorded for it)")
     if ranks == 1:  # one rank is one job whatever the launcher: the regex reads another count
         raise ConfigError(
             f"{label}: launched 1 rank but the program's output matched {regex} with {seen:g}: "

@@ -47,3 +47,24 @@ def test_a_wrapper_of_torchrun_is_read_too(tmp_path):
     with pytest.raises(ConfigError, match="torchrun"):
         check_self_launching(["./train.sh"], dict(os.environ), cwd=str(tmp_path),
                              ranks_per_node=2)
+
+
+def test_a_job_scripts_program_that_starts_its_own_ranks_is_refused(tmp_path):
+    """s46 tester H8: `recommend --emit --program "ff-mpirun -np {ranks} ..."` wrote `mpirun -n
+    1 ff-mpirun ...`, a launcher in a launcher ("mpiexec does not support recursive calls"):
+    refused by the sweep's rule, in the script's words."""
+    from hpcds1mpi.launch.self_launching import check_script_program
+    from tests.launch.test_wrapper_program import FF_MPIRUN
+
+    script(tmp_path, "ff-mpirun", FF_MPIRUN)
+    with pytest.raises(ConfigError) as refused:
+        check_script_program(["./ff-mpirun", "-np", "1", "poisson.edp"], str(tmp_path))
+    said = str(refused.value)
+    assert said.startswith("--program: ff-mpirun starts its own ranks ('/usr/bin/mpiexec")
+    assert "under the job script's launcher" in said and "give the program it launches" in said
+    with pytest.raises(ConfigError, match="--program starts the launcher mpirun: the job "):
+        check_script_program(["mpirun", "-n", "2", "./app"], str(tmp_path))
+    script(tmp_path, "app", "#!/bin/sh\necho Time: 1\n")
+    check_script_program(["env", "A=1", "./app", "10"], str(tmp_path), ranks_per_node=2)
+    check_script_program(["./ff-mpirun", "x.edp"], "runs/150-1")  # not here: the job's to run
+    check_script_program(["hpcds1mpi", "run", "gemm"], None)

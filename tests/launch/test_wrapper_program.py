@@ -194,3 +194,50 @@ def test_a_wrapper_that_runs_two_programs_leaves_the_right_launcher_alone(tmp_pa
     assert mpi_family.check_launcher(found, openmpi, env=env) == "openmpi"
     with pytest.raises(LaunchError):
         mpi_family.check_launcher(found, mpiexec(), env=env)
+
+
+#: FreeFem++'s ff-mpirun (Debian's 4.11), cut to how it starts its launcher: the mpiexec line
+#: built in an array and eval'd (s46 tester H5, H8).
+FF_MPIRUN = """#!/usr/bin/env bash
+mpirun=mpirun
+if [ -n "/usr/bin/mpiexec"  ] ;then
+case "/usr/bin/mpiexec" in
+[A-Z]:*) mpirun="/usr/bin/mpiexec"  ;;
+*) eval mpirun="/usr/bin/mpiexec"  ;;
+esac
+fi
+if [ -n "--oversubscribe"  ] ;then mpi_run_option="--oversubscribe"  ; fi
+ffmpi=FreeFem++-mpi
+a[0]="'$mpirun'"
+j=1;
+test -n "$mpi_run_option" && a[((j++))]="$mpi_run_option"
+while test -n "$1" ; do
+((j++))
+case "$1" in
+"-nw") nw=1;;
+*.edp) a[$j]="${ffmpi}";
+if [ "$nw" -eq 1 ]; then ((j=$j+1));a[$j]="-nw"; fi
+((j++));a[$j]="'$1'";;
+*)  a[$j]="$1";;
+esac
+shift
+done
+echo "${a[*]}"
+if [ -z "$dry" ]; then eval  "${a[*]}"; fi
+"""
+
+
+def test_a_launcher_run_through_a_variable_or_eval_is_a_launching_line(tmp_path):
+    """s46 tester H5, H8: ff-mpirun's mpiexec, run by `eval "${a[*]}"`, was not read (its
+    `a[((j++))]=` stopped the reading): the sweep blamed the ranks regex, recommend wrote
+    `mpirun -n 1 ff-mpirun ...`."""
+    from hpcds1mpi.launch.wrapper_program import launching_line
+
+    assert launching_line(_script(tmp_path, FF_MPIRUN, "ff-mpirun")) == (
+        "/usr/bin/mpiexec (through eval ${a[*]})")
+    assert launching_line(_script(tmp_path, '#!/bin/sh\nMPIRUN="mpirun --oversubscribe"\n'
+                                  '$MPIRUN -n 2 ./app "$@"\n')) == (
+        "mpirun --oversubscribe (through $MPIRUN -n 2 ./app $@)")
+    for text in ('#!/bin/sh\nMPIRUN=mpirun\necho "run with $MPIRUN"\nexec ./app\n',
+                 '#!/bin/sh\nL=mpirun\nL=./app\n$L 10\n', '#!/bin/sh\nX=1\neval "$X"\n'):
+        assert launching_line(_script(tmp_path, text)) is None, text

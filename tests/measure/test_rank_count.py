@@ -90,6 +90,21 @@ def test_another_count_at_one_rank_says_the_regex_reads_another_count():
     assert "\n" not in said
 
 
+def test_a_larger_count_at_one_rank_says_the_command_may_start_its_own_job():
+    """s46 tester H5: FreeFem++'s ff-mpirun at 1 rank started a 2-rank job of its own; the
+    message blamed the regex alone, and leaving it out recorded the 2-rank job as 1 rank."""
+    readings = Readings.of(ranks_regex=r"procs (\d+)", time_regex=r"solve time ([0-9.]+) s")
+    found = readings.read("procs 2 integral 0.0142506\nsolve time 0.01 s\n")
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(found, 1, "ffw5 size 50 N1xR1xT1-cpu-fp64",
+                             ["/usr/bin/mpirun.openmpi", "-n", "1"])
+    said = str(caught.value)
+    assert ("so either the command starts an MPI job of its own (a launcher inside it, as "
+            "FreeFem++'s ff-mpirun runs mpiexec: sweep the program that launcher starts "
+            "instead, not the wrapper) or the regex reads another count") in said, said
+    assert "\n" not in said
+
+
 #: The head of a real pw.x 6.7 output at 2 ranks under Debian's Open MPI (captured, s45
 #: tester A3): one job prints it once, from its rank 0.
 PW_HEAD = """
