@@ -207,13 +207,17 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     if program is not None:
         from hpcds1mpi.decide.tune_launch import model_launch
         from hpcds1mpi.decide.tune_program import check_program, model_label, model_place, \
-            trials_launcher
+            model_readings, trials_launcher
 
         if bundle is not None and label is None and \
                 (known := model_label(bundle, program)) not in (None, workload):
             workload, said = command_label(program, label, out, known, model_dir, False)
         if bundle is not None:  # the folder, setup and launcher its sweep ran it with (G4, E5)
             workdir, setup = model_place(bundle, workload, program, workdir, setup, log)
+            if (read := model_readings(bundle, workload, program, given, log)) != given:  # s46 H7
+                from hpcds1mpi.commands.tune_launch_choice import program_readings
+
+                readings = program_readings(read)
             choice = model_launch(choice, bundle, workload, program, launcher,
                                   {**given, "--mpi": mpi_plugin}, cluster_file, partition,
                                   submit, log)

@@ -88,11 +88,8 @@ def program_launch(program: str | None, *, launcher, mpi, cluster_file, partitio
                               f"{'them' if len(wrong) > 1 else 'it'} or give --program")
         return None, None
     from hpcds1mpi.launch.preflight import LaunchChoice
-    from hpcds1mpi.measure.readings import Readings
 
-    readings = Readings.of(time_regex=given["--time-regex"], fom_regex=given["--fom-regex"],
-                           ranks_regex=given["--ranks-regex"], fail_regex=given["--fail-regex"],
-                           output_file=given["--output-file"])
+    readings = program_readings(given)
     if given["--workdir"] is not None:
         from hpcds1mpi.launch.program import no_control
 
@@ -106,6 +103,19 @@ def program_launch(program: str | None, *, launcher, mpi, cluster_file, partitio
                              launcher_args=given["--launcher-args"], cluster_file=cluster_file,
                              partition=partition, program=split_command(program) or None)
     return choice, readings
+
+
+def program_readings(given: dict):
+    """The :class:`~hpcds1mpi.measure.readings.Readings` of tune's ``given`` reading options.
+
+    Raises:
+        ConfigError: a bad regex or ``--output-file`` (exit 2).
+    """
+    from hpcds1mpi.measure.readings import Readings
+
+    return Readings.of(time_regex=given["--time-regex"], fom_regex=given["--fom-regex"],
+                       ranks_regex=given["--ranks-regex"], fail_regex=given["--fail-regex"],
+                       output_file=given["--output-file"])
 
 
 def preflight_trials(choice, program: str, size: int, start, space, part, workdir, log,

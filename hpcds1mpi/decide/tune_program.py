@@ -38,6 +38,35 @@ def check_program(program: str, workdir: str | None, say) -> None:
         check_startable(tokens, option="--program")
 
 
+#: The reading options tune's trials of a program take from the model's sweep where not given.
+READ_OPTIONS = ("--time-regex", "--fom-regex", "--ranks-regex", "--fail-regex", "--output-file")
+
+
+def model_readings(bundle, workload: str, program: str, given: dict, log) -> dict:
+    """``given`` (tune's sweep options, None for one not given) for ``program`` with each of
+    :data:`READ_OPTIONS` the user did not give taken from how the model's sweep read the
+    program (:func:`~hpcds1mpi.surrogates.levels.recorded_measurement`), as its folder and
+    launcher are taken, said in one line to ``log`` (s46 tester H7: the trials were timed by
+    the launch's wall time beside a model of the program's own time, and the closing ``learn``
+    refused them)."""
+    from hpcds1mpi.surrogates.levels import bundle_levels, recorded_measurement
+
+    from hpcds1mpi.decide.given_program import another_program_note
+
+    levels = bundle_levels(bundle, workload)
+    if levels is None or not levels.external or (levels.command and another_program_note(
+            program_tokens(program), levels.command)):
+        return given  # another program's output is not read by its regexes (said: B8)
+    known = recorded_measurement(levels)[0]
+    taken = {flag: known[key] for flag in READ_OPTIONS
+             if given.get(flag) is None and known.get(key := flag[2:].replace("-", "_"))}
+    if taken:
+        log(f"reads {workload} as the model's sweep did, with "
+            + " and ".join(f"{flag} {shlex.quote(value)}" for flag, value in taken.items())
+            + f" (give {' / '.join(taken)} to read it otherwise)")
+    return {**given, **taken}
+
+
 def model_place(bundle, workload: str, program: str, workdir: str | None, setup: str | None,
                  log) -> tuple[str | None, str | None]:
     """The ``--workdir`` and ``--setup`` a tune of a program runs it with: the folder its

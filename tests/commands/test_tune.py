@@ -27,6 +27,23 @@ def train_for_tune(tmp_path, app, reading: list[str]) -> list[str]:
             "--ranks-per-node", "1", "--threads", "1", "--budget", "1", *reading]
 
 
+def sweep_timed_app(tmp_path, *launch: str):
+    """Sweep ``app.sh`` (0.2 s asleep, then "time: 0.01 s") at sizes 1 to 4, one rank of one
+    thread, under ``launch`` (the sweep's launcher options), by its own time, into ``s.h5`` in
+    ``tmp_path``; (the app, the reading options)."""
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    app = tmp_path / "app.sh"
+    app.write_text('#!/bin/sh\nsleep 0.2\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    reading = ["--time-regex", r"time: ([0-9.]+) s", "--min-time", "0", "--max-repeats", "1"]
+    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes",
+                   "1,2,3,4", "--ranks-per-node", "1", "--threads", "1", *launch,
+                   "--cluster", "c.toml", *reading, "--out", "s.h5", "--no-progress"],
+                  cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return app, reading
+
+
 def test_tune_outside_an_allocation_without_launcher_is_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SLURM_", "PMI_", "OMPI_", "PMIX_"))}
@@ -699,3 +716,19 @@ def test_tune_adds_to_the_workload_its_out_records_the_command_under(tmp_path):
     from hpcds1mpi.records.telemetry import read_runs
 
     assert set(read_runs(tmp_path / "to.h5")["workload"]) == {"python3"}
+
+
+def test_tune_a_program_times_it_as_the_models_sweep_did(tmp_path):
+    """s46 tester H7: a model trained on the program's own time (--time-regex) had tune's
+    trials timed by the launch's wall time (start-up included), said as the program's own
+    time, and the closing `learn` refused them: tune takes the model's --time-regex, said."""
+    app, reading = sweep_timed_app(tmp_path, "--launcher", "mpiexec")
+    base = train_for_tune(tmp_path, app, reading[2:])  # no --time-regex given to tune
+    res = run_cli([*base, "--out", "t.h5", "--json"], cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert ("tune: reads app as the model's sweep did, with --time-regex 'time: ([0-9.]+) s' "
+            "(give --time-regex to read it otherwise)") in res.stderr, res.stderr
+    assert "run 1: N1xR1xT1-cpu-fp64 ok 0.01 s" in res.stderr, res.stderr  # not its 0.2 s wall
+    res = run_cli(["learn", "--model", "model", "--telemetry", "t.h5", "--out", "model2"],
+                  cwd=tmp_path, timeout=240)
+    assert res.returncode == 0, res.stderr[-2000:]

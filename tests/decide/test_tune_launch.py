@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.helpers import run_cli
-from tests.commands.test_tune import CLUSTER, train_for_tune  # as tune's own tests
+from tests.commands.test_tune import CLUSTER, sweep_timed_app, train_for_tune  # tune's own helpers
 
 SRUN_PMIX = {"launcher": "srun", "command": "srun", "flavour": "Srun", "args": [], "mpi": "pmix"}
 
@@ -122,16 +122,7 @@ def test_tune_launcher_mpiexec_takes_the_mpiexec_the_models_sweep_ran(tmp_path):
     from tests.helpers import system_program
 
     openmpi = system_program("mpirun.openmpi")
-    (tmp_path / "c.toml").write_text(CLUSTER)
-    app = tmp_path / "app.sh"
-    app.write_text('#!/bin/sh\nsleep 0.2\necho "time: 0.01 s"\n')
-    app.chmod(0o755)
-    reading = ["--time-regex", r"time: ([0-9.]+) s", "--min-time", "0", "--max-repeats", "1"]
-    res = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "app", "--sizes",
-                   "1,2,3,4", "--ranks-per-node", "1", "--threads", "1", "--mpiexec", openmpi,
-                   "--cluster", "c.toml", *reading, "--out", "s.h5", "--no-progress"],
-                  cwd=tmp_path, timeout=180)
-    assert res.returncode == 0, res.stderr[-2000:]
+    app, reading = sweep_timed_app(tmp_path, "--mpiexec", openmpi)
     base = train_for_tune(tmp_path, app, reading)
     res = run_cli([*base, "--out", "t.h5"], cwd=tmp_path, timeout=240)
     assert res.returncode == 0, res.stderr[-2000:]

@@ -41,3 +41,38 @@ def test_the_workload_a_model_measured_a_command_as_is_found_by_the_command():
     assert model_label(bundle, "python3 app.py {size}") == "python3"
     assert model_label(bundle, "./other {size}") == "other"
     assert model_label(bundle, "./new {size}") is None
+
+
+def test_tune_reads_a_program_as_the_models_sweep_did_where_not_told_otherwise():
+    """s46 tester H7: `tune --program --model` of a model trained on FreeFem++'s own "solve
+    time" timed its trials by the launch's wall time, and its closing `learn` refused them."""
+    from types import SimpleNamespace
+
+    from hpcds1mpi.decide.tune_program import model_readings
+    from hpcds1mpi.measure.readings import WALL
+    from surrogates.runtime_words import OWN_TIME
+
+    def bundle(runtime, measured_with=None):
+        levels = SimpleNamespace(external=True, runtime=runtime, measured_with=measured_with,
+                                 command="FreeFem++-mpi p.edp -nw -n {size}")
+        return SimpleNamespace(workloads={"ff"}, _measured_levels={"ff": levels})
+
+    given = {"--time-regex": None, "--fom-regex": None, "--ranks-regex": "procs (\\d+)",
+             "--fail-regex": None, "--output-file": None, "--workdir": None}
+    said = []
+    model = bundle(OWN_TIME + "solve time ([0-9.]+) s)", {
+        "fom_regex": "integral ([0-9.]+)", "ranks_regex": "np (\\d+)", "output_file": "",
+        "workdir": "", "setup": "", "fail_regex": ""})
+    read = model_readings(model, "ff", "FreeFem++-mpi p.edp -n {size}", given, said.append)
+    assert read["--time-regex"] == "solve time ([0-9.]+) s"
+    assert read["--fom-regex"] == "integral ([0-9.]+)"
+    assert read["--ranks-regex"] == "procs (\\d+)"  # the user's own wins
+    assert read["--output-file"] is None and read["--fail-regex"] is None  # none recorded
+    assert said == ["reads ff as the model's sweep did, with --time-regex 'solve time ([0-9.]+) "
+                    "s' and --fom-regex 'integral ([0-9.]+)' (give --time-regex / --fom-regex "
+                    "to read it otherwise)"]
+    said.clear()
+    assert model_readings(bundle(WALL), "ff", "FreeFem++-mpi p.edp", given, said.append) == given
+    assert model_readings(model, "ff", "./other {size}", given, said.append) == given  # B8
+    assert model_readings(SimpleNamespace(workloads=set(), _measured_levels={}), "ff", "x",
+                          given, said.append) == given and not said
