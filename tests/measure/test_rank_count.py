@@ -73,16 +73,22 @@ def test_ranks_that_each_saw_a_world_of_one_name_a_program_built_without_mpi():
     assert "launcher is not of the MPI" in said and "\n" not in said
 
 
+def _one_rank_refusal(ranks_regex: str, time_regex: str, output: str, label: str) -> str:
+    """The refusal of a 1-rank launch under Open MPI's mpirun that printed ``output``."""
+    readings = Readings.of(ranks_regex=ranks_regex, time_regex=time_regex)
+    found = readings.read(output)
+    with pytest.raises(ConfigError) as caught:
+        readings.check_ranks(found, 1, label, ["/usr/bin/mpirun.openmpi", "-n", "1"])
+    return str(caught.value)
+
+
 def test_another_count_at_one_rank_says_the_regex_reads_another_count():
     """Was (s44 tester M5): ParFORM at 1 rank prints "0 workers" (workers = ranks - 1) and the
     sweep said "its ranks are not one job ... use the program's own launcher", of a 1-rank
     launch under the right launcher."""
-    readings = Readings.of(ranks_regex=r"(\d+) worker", time_regex=r"out of ([0-9.]+) sec")
-    found = readings.read("ParFORM 4.3 64-bits 0 workers\n  0.05 sec out of 0.07 sec\n")
-    with pytest.raises(ConfigError) as caught:
-        readings.check_ranks(found, 1, "parform size 10 N1xR1xT1-cpu-fp64",
-                             ["/usr/bin/mpirun.openmpi", "-n", "1"])
-    said = str(caught.value)
+    said = _one_rank_refusal(r"(\d+) worker", r"out of ([0-9.]+) sec",
+                             "ParFORM 4.3 64-bits 0 workers\n  0.05 sec out of 0.07 sec\n",
+                             "parform size 10 N1xR1xT1-cpu-fp64")
     assert said.startswith("parform size 10 N1xR1xT1-cpu-fp64: launched 1 rank but the "
                            "program's output matched --ranks-regex '(\\d+) worker' with 0: one "
                            "rank is always one job, so the regex reads another count"), said
@@ -93,12 +99,9 @@ def test_another_count_at_one_rank_says_the_regex_reads_another_count():
 def test_a_larger_count_at_one_rank_says_the_command_may_start_its_own_job():
     """s46 tester H5: FreeFem++'s ff-mpirun at 1 rank started a 2-rank job of its own; the
     message blamed the regex alone, and leaving it out recorded the 2-rank job as 1 rank."""
-    readings = Readings.of(ranks_regex=r"procs (\d+)", time_regex=r"solve time ([0-9.]+) s")
-    found = readings.read("procs 2 integral 0.0142506\nsolve time 0.01 s\n")
-    with pytest.raises(ConfigError) as caught:
-        readings.check_ranks(found, 1, "ffw5 size 50 N1xR1xT1-cpu-fp64",
-                             ["/usr/bin/mpirun.openmpi", "-n", "1"])
-    said = str(caught.value)
+    said = _one_rank_refusal(r"procs (\d+)", r"solve time ([0-9.]+) s",
+                             "procs 2 integral 0.0142506\nsolve time 0.01 s\n",
+                             "ffw5 size 50 N1xR1xT1-cpu-fp64")
     assert ("so either the command starts an MPI job of its own (a launcher inside it, as "
             "FreeFem++'s ff-mpirun runs mpiexec: sweep the program that launcher starts "
             "instead, not the wrapper) or the regex reads another count") in said, said
