@@ -111,6 +111,7 @@ def learn_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryL
     oom_need = None
     if usable:
         frame = frame[np.isin(frame["partition"], [p.name for p in partitions])]
+        frame = frame[_not_real_oom(frame, partitions)]  # s46 G1, H1: a kill -9 is no limit
         oom = frame[frame["status"] == "oom"]
         if len(oom):
             pred = bundle.predict(for_model(bundle, hardware_columns(
@@ -125,6 +126,26 @@ def learn_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryL
             _learn(limit, frame, oom_need)
         limits[part.name] = limit
     return limits
+
+
+def _not_real_oom(frame, partitions: Sequence["Partition"]) -> np.ndarray:
+    """``(n,)`` True for the rows of ``frame`` to learn from: all but the ``oom`` rows an older
+    hpcds1mpi gave a bare SIGKILL, with no out-of-memory word and a peak far under the node's
+    memory (:func:`~hpcds1mpi.measure.oom_evidence.real_oom`): such a row had taught a node of
+    a few hundred MB (s46 testers G1, H1)."""
+    from hpcds1mpi.measure.oom_evidence import real_oom
+
+    status = np.asarray(frame["status"])
+    keep = np.ones(len(status), dtype=bool)
+    if "error" not in frame.columns:
+        return keep
+    nominal = {p.name: float(p.usable_memory_gb) * 1000.0 for p in partitions}
+    errors, names = np.asarray(frame["error"]), np.asarray(frame["partition"])
+    node_peak = np.asarray(frame["peak_rss_mb"], dtype=float) * np.asarray(
+        frame["ranks_per_node"], dtype=float)
+    for i in np.flatnonzero(status == "oom"):
+        keep[i] = real_oom(str(errors[i]), float(node_peak[i]), nominal.get(names[i], 0.0))
+    return keep
 
 
 def _learn(limit: MemoryLimit, frame, oom_need: np.ndarray) -> None:

@@ -11,15 +11,13 @@ the step: :data:`SRUN_REFUSED`) or ``interrupted`` (refused as the allocation en
 :data:`ALLOCATION_ENDING`), and :func:`reason_line` the
 line of the output that says why (the program's error, not its MPI's abort banner).
 
-``oom`` takes a specific sign (:data:`OOM_WORDS`, :data:`OOM_LINES`): exit 137 / SIGKILL, a
-launcher's report of a rank killed by signal 9, "out of memory" (the kernel's OOM killer,
-CUDA), Slurm's "oom-kill" / "oom_kill" event and "OOM Killed", ``MemoryError``,
-``std::bad_alloc``, "Cannot allocate memory", or "Killed" as the shell reports a killed child
-(a line of its own, or bash's "line N: PID Killed"). The word "killed" in passing is not one:
-Open MPI's "not able to guarantee that all other processes were killed!" on every aborted
-``MPI_Init``, or a program's "0 stray processes killed". Nor is exit 137 or "Killed" where the
-launcher says a task was never launched or another task failed first (srun kills the rest:
-:data:`LAUNCH_FAILED`, :data:`TASK_FAILED`); only the specific words (:data:`OOM_WORDS`) are.
+``oom`` takes evidence (:mod:`~hpcds1mpi.measure.oom_evidence`): an out-of-memory word, or a
+SIGKILL (exit 137, a launcher's report of a rank killed by signal 9, sh's "Killed") whose ranks'
+peak neared the memory available; a SIGKILL without is ``failed`` ("killed by signal 9 (not
+known to be memory: ...)"). The word "killed" in passing is no sign: Open MPI's "not able to
+guarantee that all other processes were killed!", a program's "0 stray processes killed". Nor
+is exit 137 or "Killed" where the launcher says a task was never launched or another task
+failed first (srun kills the rest: :data:`LAUNCH_FAILED`, :data:`TASK_FAILED`).
 
 The program's stdin is ``/dev/null``: a measurement never reads the user's terminal (a program
 that reads its input from stdin, ``pw.x < in``, would otherwise wait there until ``--timeout``,
@@ -43,20 +41,11 @@ import time
 from hpcds1mpi.config import OK
 from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch.help_text import RULE_LINE, help_titles
+from hpcds1mpi.measure.oom_evidence import KILL_LINES, OOM_KILLER, OOM_WORDS, killed
 from hpcds1mpi.measure.printable import clipped
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, program_lines, with_message
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
-#: Out-of-memory words, any case: the kernel's / CUDA's "out of memory" (CUDA_ERROR_OUT_OF_MEMORY),
-#: Slurm's "Detected N oom-kill event(s)" / "oom_kill" / "OOM Killed", Python's MemoryError,
-#: C++'s std::bad_alloc, ENOMEM's "Cannot allocate memory".
-OOM_WORDS = re.compile(r"out[ _]of[ _]memory|\boom[-_ ]?kill|\bMemoryError\b|\bbad_alloc\b|"
-                       r"Cannot allocate memory", re.IGNORECASE)
-#: SIGKILL as a shell or an MPI launcher reports it, as written: "Killed" on a line of its own
-#: (sh), "line 3: 1234 Killed" (bash), the kernel's "Killed process 1234", hydra's "Killed
-#: (signal 9)", Open MPI's "exited on signal 9 (Killed)".
-OOM_LINES = re.compile(r"^\s*Killed\s*$|\bline \d+: +\d+ Killed\b|\bKilled process \d+|"
-                       r"\bKilled \(signal 9\)|\bsignal 9 \(Killed\)", re.MULTILINE)
 #: Bytes of stdout and of stderr a launch's result keeps (their ends).
 TAIL = 64 * 2**10
 
@@ -136,7 +125,7 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
             "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
             "rss_source": rss_source, "found": found, "ranks": ranks,
-            "rank_launcher": tree.rank_launcher}
+            "ranks_per_node": ranks_per_node, "rank_launcher": tree.rank_launcher}
 
 
 #: What a launcher prints when it could not start the program on a node (hydra, srun).
@@ -373,14 +362,15 @@ def reason_line(stdout: str, stderr: str) -> str:
     return ""
 
 
-def classify(result: dict, timeout: float) -> tuple[str, str]:
+def classify(result: dict, timeout: float, memory_mb: float | None = None) -> tuple[str, str]:
     """(status, error text) of one launch (exit 0 with output ending in the program's error,
     :func:`~hpcds1mpi.measure.ending_error.ending_error`, or closing with its word that it
     ended abnormally, :mod:`.abnormal_ending`, is ``failed``); a failure of a launch of several
     ranks (``result["ranks"]``) whose program says it ran as 1 process gets a hint that its
     launcher is not of its MPI (:func:`~hpcds1mpi.measure.singleton_ranks.singleton_hint`), as
     does one whose output shows it failed in ``MPI_Init``
-    (:func:`~hpcds1mpi.measure.init_failure.init_failure_hint`)."""
+    (:func:`~hpcds1mpi.measure.init_failure.init_failure_hint`). ``memory_mb``: MiB available
+    to a node's ranks, which a SIGKILL's peak is judged by (:func:`.oom_evidence.killed`)."""
     from hpcds1mpi.measure.init_failure import init_failure_hint
     from hpcds1mpi.measure.singleton_ranks import singleton_hint
 
@@ -408,8 +398,10 @@ def classify(result: dict, timeout: float) -> tuple[str, str]:
         return "oom", f"exit code {code} (out of memory): {last}"
     if launch := _launch_failed(result["stderr"][-20000:] + "\n" + result["stdout"][-20000:]):
         return "failed", f"exit code {code}: {launch}"
-    if (code in (137, -9) or OOM_LINES.search(text)) and not TASK_FAILED.search(text):
+    if OOM_KILLER.search(text) and not TASK_FAILED.search(text):  # the kernel's OOM killer
         return "oom", f"exit code {code} (out of memory): {last}"
+    if (code in (137, -9) or KILL_LINES.search(text)) and not TASK_FAILED.search(text):
+        return killed(result, code, last, memory_mb)  # oom only near the memory (s46 G1, H1)
     return "failed", f"exit code {code}: {last}"
 
 

@@ -74,3 +74,42 @@ def test_need_is_at_least_the_declared_working_set():
     assert need.tolist() == [10000.0, 70.0]  # per node on CPU; a NaN learned need gives way
     need, _ = memory_need_and_limit(cols, [part], {}, declared_mb=np.array([10.0, np.nan]))
     assert need[0] == 200.0  # the learned need where it is larger
+
+
+def _with_oom_row(error: str, peak_rss_mb: float) -> FakeBundle:
+    """The fake bundle with one more ``oom`` row on its ``cpu`` partition (64 GB a node, no
+    ``oom`` of its own): 1 node x 2 ranks at size 256, its reason ``error``."""
+    import pandas as pd
+
+    bundle = FakeBundle()
+    frame = bundle.training_frame()
+    row = frame[(frame["partition"] == "cpu") & (frame["ranks_per_node"] > 1)].iloc[[0]].copy()
+    row["status"], row["error"], row["peak_rss_mb"] = "oom", error, peak_rss_mb
+    bundle._frame = pd.concat([frame.assign(error=""), row], ignore_index=True)
+    return bundle
+
+
+KILL_9 = ("exit code 137 (out of memory): mpirun.openmpi noticed that process rank 0 with PID 0 "
+          "on node vm exited on signal 9 (Killed).")
+
+
+def test_a_sigkill_far_under_the_memory_teaches_no_limit():
+    # s46 testers G1, H1: a kill -9 of a rank at 133 MB on a 25 GB node, stored oom by an
+    # older hpcds1mpi, set the node's limit to 375 MB; it is no out-of-memory measurement.
+    limit = learn_memory_limits(_with_oom_row(KILL_9, 132.8), [PARTS["cpu"]])["cpu"]
+    assert limit.node_source == "nominal" and limit.failures == 0
+    assert limit.node_mb == pytest.approx(0.9 * 64000)
+
+
+@pytest.mark.parametrize("error, peak", [
+    (KILL_9, 20000.0),  # 40000 MiB a node of 64000: near it
+    ("exit code 137 (out of memory): slurmstepd: error: Detected 1 oom_kill event in "
+     "StepId=7.0", 100.0),  # Slurm's word
+    ("exit code 137 (out of memory): killed by signal 9 near the memory available (its "
+     "ranks' peak 40000 MiB a node, 62% of 64000 MiB): Killed", float("nan")),
+    ("oom: MemoryError", float("nan")),  # a kernel's
+    ("", float("nan")),  # an ingested job Slurm called OUT_OF_MEMORY
+])
+def test_an_oom_with_evidence_still_teaches_the_limit(error, peak):
+    limit = learn_memory_limits(_with_oom_row(error, peak), [PARTS["cpu"]])["cpu"]
+    assert limit.node_source == "measured" and limit.failures == 1

@@ -82,7 +82,9 @@ def test_classify_exit_codes():
     assert external.classify({**base, "exit_code": 0}, 5)[0] == "ok"
     assert external.classify({**base, "exit_code": 1, "stderr": "bad\n"}, 5) == \
         ("failed", "exit code 1: bad")
-    assert external.classify({**base, "exit_code": 137}, 5)[0] == "oom"
+    # a bare SIGKILL is no sign of memory (s46 testers G1, H1): oom near the memory only
+    assert external.classify({**base, "exit_code": 137}, 5)[0] == "failed"
+    assert external.classify({**base, "exit_code": 137, "rss_mb": 900.0}, 5, 1000.0)[0] == "oom"
     assert external.classify({**base, "exit_code": 1, "stderr": "std::bad_alloc"}, 5)[0] == "oom"
     assert external.classify({**base, "exit_code": -9, "timed_out": True}, 5)[0] == "timeout"
 

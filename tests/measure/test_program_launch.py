@@ -36,8 +36,6 @@ def test_the_word_killed_in_passing_is_a_failure_not_oom(stdout, stderr):
 
 
 @pytest.mark.parametrize("code, stderr", [
-    (137, ""),
-    (-9, ""),
     (1, "terminate called after throwing an instance of 'std::bad_alloc'\n  what():  "
         "std::bad_alloc\n"),
     (1, "Traceback (most recent call last):\nMemoryError\n"),
@@ -45,19 +43,56 @@ def test_the_word_killed_in_passing_is_a_failure_not_oom(stdout, stderr):
     (1, "CUDA error: out of memory\n"),
     (1, "RuntimeError: CUDA_ERROR_OUT_OF_MEMORY\n"),
     (1, "Out of memory: Killed process 4242 (app) total-vm:1234kB\n"),
+    (137, "Killed process 4242 (app) total-vm:1234kB, anon-rss:24000000kB\n"),
     (1, "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=12.0. Some of your "
         "processes may have been killed by the cgroup out-of-memory handler.\n"),
     (1, "slurmstepd: error: Detected 1 oom_kill event in StepId=12.0. Some of the step "
         "tasks have been OOM Killed.\n"),
+    (137, "srun: error: n1: task 0: Out Of Memory\n"),  # Slurm's OUT_OF_MEMORY
+])
+def test_the_signs_of_running_out_of_memory_are_oom(code, stderr):
+    status, error = classify({**BASE, "exit_code": code, "stderr": stderr, "rss_mb": 10.0}, 5,
+                             memory_mb=25000.0)  # a word is evidence at any peak
+    assert status == "oom" and "(out of memory)" in error, (code, stderr)
+
+
+#: SIGKILL as the shell or a launcher reports it: no sign of memory by itself.
+SIGKILLED = [
+    (137, ""),
+    (-9, ""),
     (1, "Killed\n"),  # sh's report of a child killed by SIGKILL
     (1, "./run.sh: line 3: 12345 Killed                  ./app 100\n"),  # bash's
     (9, "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)\n"),  # hydra
-    (1, "mpirun noticed that process rank 0 with PID 1 on node vm exited on signal 9 "
-        "(Killed).\n"),  # Open MPI
-])
-def test_the_signs_of_running_out_of_memory_are_oom(code, stderr):
-    status, error = classify({**BASE, "exit_code": code, "stderr": stderr}, 5)
-    assert status == "oom" and "(out of memory)" in error, (code, stderr)
+    (137, "mpirun.openmpi noticed that process rank 0 with PID 0 on node vm exited on signal 9 "
+          "(Killed).\n"),  # Open MPI
+]
+
+
+@pytest.mark.parametrize("code, stderr", SIGKILLED)
+def test_a_sigkill_is_oom_only_with_a_peak_near_the_memory(code, stderr):
+    # s46 testers G1, H1: every SIGKILL was oom (a kill -9 at 133 MB a rank on a 25 GB node);
+    # oom now takes a peak near the memory available (a rank's x its ranks on a node).
+    near = {**BASE, "exit_code": code, "stderr": stderr, "rss_mb": 7000.0, "ranks": 4,
+            "ranks_per_node": 2}
+    status, error = classify(near, 5, memory_mb=25300.0)
+    assert status == "oom" and "(out of memory): killed by signal 9 near the memory" in error
+    assert "14000 MiB a node, 55% of 25300 MiB" in error
+    status, error = classify({**near, "rss_mb": 132.8}, 5, memory_mb=25300.0)
+    assert status == "failed", error
+    assert error.startswith(f"exit code {code}: killed by signal 9 (not known to be memory: its "
+                            "ranks' peak 266 MiB a node is 1.0% of the 25300 MiB available, "
+                            "and no out-of-memory line)"), error
+    status, error = classify({**BASE, "exit_code": code, "stderr": stderr}, 5, memory_mb=25300.0)
+    assert status == "failed" and "its ranks' peak memory was not measured" in error, error
+
+
+def test_a_sigkill_is_judged_by_the_memory_here_when_not_told(monkeypatch):
+    from hpcds1mpi.measure import oom_evidence
+
+    assert oom_evidence.available_mb() > 0  # /proc/meminfo's, or the cgroup's limit
+    monkeypatch.setattr(oom_evidence, "available_mb", lambda: 1000.0)
+    assert classify({**BASE, "exit_code": 137, "rss_mb": 600.0}, 5)[0] == "oom"
+    assert classify({**BASE, "exit_code": 137, "rss_mb": 60.0}, 5)[0] == "failed"
 
 
 def test_a_huge_output_is_scanned_whole_but_kept_only_as_its_tail(tmp_path, monkeypatch):
