@@ -212,6 +212,10 @@ ERROR_WORDS = re.compile(r"\berror\b|\w+Error\b|\bfatal\b|\bexception\b|\babort|
                          r"\binvalid\b|\bfailed\b|\bnot (achieved|converged?|reached)\b|"
                          r"\b(did|does) not converge|\bno convergence\b|"
                          r"\bdiverg(ed|es|ing|ence)\b", re.IGNORECASE)
+#: A hoc interpreter's error joined to its location (:data:`.program_lines.NEAR_LINE`).
+HOC_ERROR = re.compile(r"^(?!warning)\S+: \S.* near line \d+$", re.IGNORECASE)
+#: A line with a word: not a caret under an echoed source line ("          ^"), no reason.
+WORDS = re.compile(r"[^\W_]")
 #: A crash as the launcher reports it (Open MPI: "exited on signal 11 (Segmentation fault)";
 #: hydra: "KILLED BY SIGNAL: 11 (Segmentation fault)"): the reason even inside its help text.
 CRASH_WORDS = re.compile(r"\bsignal:? \d+|Segmentation fault|core dumped|Bus error",
@@ -307,7 +311,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     (a YAML error document's message, :func:`yaml_documents`: ABINIT's "--- !ERROR"; an
     error's framed box or section, :func:`_box_errors`: CP2K's "[ABORT]", PETSc's "Error
     Message" section, not its option table (s29 tester C4); :data:`SPECIFIC_LINE`:
-    gfortran's runtime error, an assert, GROMACS's fatal error); else
+    gfortran's runtime error, an assert, GROMACS's fatal error; a hoc error joined to its
+    location, :data:`HOC_ERROR`, s46 tester G3); else
     a crash the launcher reports; else the program's last error message (stderr, then stdout:
     LAMMPS writes its ERROR to stdout; a stderr line that restates one of stdout's, a
     runtime's copy such as ARMCI's, left for stdout's; of one report's lines, the one that
@@ -317,7 +322,8 @@ def reason_line(stdout: str, stderr: str) -> str:
     2", not the MPI_ABORT help text under it, s32 tester X5); else its last line on stderr;
     else the title of the first Open MPI help text
     (:func:`~hpcds1mpi.launch.help_text.help_titles`: its first paragraph); else the last text
-    line of stderr, then of stdout. Never a line every failure prints
+    line of stderr, then of stdout; never a line without a word (a caret). Never a line every
+    failure prints
     (:data:`~hpcds1mpi.measure.program_lines.GENERIC_LINE`, an MPI's abort banner's
     boilerplate: its error is one line, "An error occurred in MPI_Win_create: MPI_ERR_WIN:
     invalid window", s32 tester X4; Open MPI's help text) before those last two: a bare
@@ -351,12 +357,16 @@ def reason_line(stdout: str, stderr: str) -> str:
     err_errors, out_errors = _errors(err), _errors(out)
     if err_errors and out_errors and restates(err_errors[-1][1], [t for _, t in out_errors]):
         err_errors = []  # a runtime's copy of the program's own account (ARMCI's: s37 G5)
-    for found in (_specific(err) + yaml_documents(stderr) + _box_errors(boxes[0]),
+    # a hoc error with its location joined ("nrniv: hhx is not a MECHANISM near line 1"):
+    # named by the program, over the source line it echoes and its caret (s46 tester G3)
+    err_spec = _specific(err) + [ln for ln in err if HOC_ERROR.search(ln)]
+    for found in (err_spec + yaml_documents(stderr) + _box_errors(boxes[0]),
                   _specific(out) + yaml_documents(stdout) + _box_errors(boxes[1]), crashes,
                   *([t for _, t in cause_first(*e)] for e in ((err_errors, err), (out_errors,
                                                                               out))),
                   [stopped] if stopped else [],
-                  [ln for ln in err if ln], helps[:1], *texts):
+                  [ln for ln in err if WORDS.search(ln)], helps[:1],
+                  *([ln for ln in t if WORDS.search(ln)] for t in texts)):  # no bare caret
         if found:  # the program's text, never obeyed by the terminal (s29 tester H5)
             return printable(found[-1], keep="\t")
     return ""

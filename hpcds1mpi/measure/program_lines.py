@@ -63,8 +63,8 @@ MESSAGE_END = re.compile(r"^From\s+\S.*\(|^in file \S+ at line \d+")
 #: 12" under "nrniv: syntax error", each line tagged with its rank ("0 ") at several ranks,
 #: a tag :data:`~hpcds1mpi.measure.rank_tags.RANK_TAG` cannot take generally ("2 errors").
 #: Joined to the error, its tag dropped: the reason had been "0 nrniv: syntax error", the file
-#: and line lost (s41 tester A4).
-NEAR_LINE = re.compile(r"^(?:(\d+) +)?(in \S.* near line \d+)$")
+#: and line lost (s41 tester A4). Python's ``h(...)`` gives no file: " near line 1" (s46 G3).
+NEAR_LINE = re.compile(r"^(?:(\d+) +)?((?:in \S.* )?near line \d+)$")
 #: Lines every failure of a runtime prints, whatever the error: gfortran's "Error termination.
 #: Backtrace:" trailer and its "#3  0x7f... in ???" / "at file.c:58" frames, glibc's and Open
 #: MPI's "*** Process received signal ***" / "*** End of error message ***", and a Fortran

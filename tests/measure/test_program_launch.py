@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from hpcds1mpi.measure import program_launch
-from hpcds1mpi.measure.program_launch import classify, launch_once
+from hpcds1mpi.measure.program_launch import classify, launch_once, reason_line
 from hpcds1mpi.measure.readings import Readings
 
 BASE = {"stdout": "", "stderr": "", "timed_out": False}
@@ -888,3 +888,27 @@ def test_prteruns_closing_nul_is_no_reason_the_programs_line_is(tmp_path, stderr
     assert "\0" not in result["stderr"]
     assert classify(result, 60) == ("failed", "exit code 7: hyb: rank 1 giving up: bad input")
     assert result["found"]["said"] == "hyb: rank 1 giving up: bad input"
+
+
+#: NEURON 8.2's hoc errors through Python's ``h(...)`` at 2 ranks (under Open MPI's mpirun) and
+#: from a hoc file at 1 rank: the error, its location, the source line echoed, a caret.
+NEURON_MECHANISM = ("1 nrniv: hhx is not a MECHANISM\n1  near line 1\n1  insert hhx\n"
+                    "          ^\n[vm:16319] [[21313,0],0] ORTE_ERROR_LOG: Out of resource in "
+                    "file ../../../orte/util/show_help.c at line 501\n")
+NEURON_UNDEFINED = ("nrniv: stdinit undefined function\n in tiny.hoc near line 7\n stdinit()\n"
+                    "          ^\n        stdinit()\n")
+
+
+@pytest.mark.parametrize("code, stderr, reason", [
+    (255, NEURON_MECHANISM, "nrniv: hhx is not a MECHANISM near line 1"),
+    (1, NEURON_UNDEFINED, "nrniv: stdinit undefined function in tiny.hoc near line 7"),
+])
+def test_a_hoc_error_is_the_reason_not_its_caret_or_echoed_source(code, stderr, reason):
+    # s46 tester G3: the reasons were "^" and "stdinit()"
+    assert classify({**BASE, "exit_code": code, "stdout": "numprocs=2\n", "stderr": stderr,
+                     "ranks": 2}, 60) == ("failed", f"exit code {code}: {reason}")
+
+
+def test_a_line_of_punctuation_is_never_the_reason():
+    assert reason_line("", "solver stopped\n   ^\n") == "solver stopped"
+    assert reason_line("done\n^ ~\n", "") == "done"
