@@ -55,7 +55,7 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     stay as matched, for the regex."""
     from hpcds1mpi.measure.ending_error import error_then_abort
     from hpcds1mpi.measure.printable import printable
-    from hpcds1mpi.measure.program_launch import yaml_documents
+    from hpcds1mpi.measure.yaml_errors import yaml_documents
     from hpcds1mpi.measure.unused_options import unused_options
 
     for stream in (stdout, stderr):
