@@ -366,6 +366,15 @@ class Verdict:
                 for k, v in out.items()}
 
 
+def _below(value: float, bound: float) -> str:
+    """``value`` (under ``bound``) with the fewest decimals, 2 or more, that still read under it:
+    0.6968 is "0.697", not "0.70" ("confidence 0.70 is below 0.7", s46 tester G4)."""
+    for digits in range(2, 8):
+        if float(shown := f"{value:.{digits}f}") < bound:
+            return shown
+    return repr(value)
+
+
 def _escalate_worst(current: str, new: str) -> str:
     return max(current, new, key=VERDICTS.index)
 
@@ -430,7 +439,8 @@ def judge(bundle, workload: str, size: int, partition: "Partition",
     if confidence is not None and verdict.verdict == "auto":
         if confidence < CONFIDENCE_AUTO:
             mark("confidence", "confirm",
-                 f"System 1 confidence {confidence:.2f} is below {CONFIDENCE_AUTO}")
+                 f"System 1 confidence {_below(confidence, CONFIDENCE_AUTO)} is below "
+                 f"{CONFIDENCE_AUTO}")
         else:
             mark("confidence", "pass")
     return verdict

@@ -366,3 +366,11 @@ def fake_partitions_table() -> dict:
     from tests.fake_bundle import PARTITIONS
 
     return PARTITIONS
+
+
+@pytest.mark.parametrize("confidence, shown", [(0.6968, "0.697"), (0.2, "0.20"),
+                                               (0.69999991, "0.6999999")])
+def test_a_low_confidence_reads_below_the_bound(bundle, ref, cal, confidence, shown):
+    # s46 tester G4: "System 1 confidence 0.70 is below 0.7" (0.6968 rounded)
+    v = guard.judge(bundle, "gemm", 700, PARTS["cpu"], cal, ref, confidence=confidence)
+    assert f"System 1 confidence {shown} is below 0.7" in v.reasons, v.reasons
