@@ -149,7 +149,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             if why := (readings.fail_problem(found) or  # s43 G6: a file it never wrote
                        unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,
-                                            spec.config.threads) or
+                                            spec.config.threads, folders.label) or
                        fom_miss_problem(readings, found, (result["stdout"],  # s44 M3
                                                           result["stderr"]))):
                 status, error = "failed", why

@@ -8,8 +8,9 @@ the launch:
   the launch's wall time (MPI and interpreter start-up included) stays in ``elapsed_s``. A
   launch whose time is not a positive finite number, is over a year
   (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`) or over :data:`WALL_FACTOR` x its own wall
-  time + :data:`SLACK_S` (a unit mistake: milliseconds read as seconds) is ``failed``
-  (:meth:`Readings.time_problem`), as is a number followed by another unit (``0.040 ms``);
+  time + :data:`SLACK_S` is ``failed`` (:meth:`Readings.time_problem`), as is a number
+  followed by another unit (``0.040 ms``); one over the wall time (a sum over threads or
+  ranks, a unit mistake) stops the sweep, the regex to fix (s46 tester H2);
   a number that is part of a time in several units (``2m54.91s``) is read whole
   (:mod:`.compound_time`).
 * ``--fom-regex``: a figure of merit (``fom``), e.g. HPL's Gflop/s.
@@ -51,8 +52,7 @@ from hpcds1mpi.errors import ConfigError, LaunchError
 from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
 from hpcds1mpi.measure.printable import clipped, printable
 from hpcds1mpi.measure.regex_cost import MATCH_TIMEOUT_S as REGEX_MATCH_TIMEOUT_S
-from hpcds1mpi.measure.time_units import over_wall_problem, past_the_wall, unit_problem
-from hpcds1mpi.schemas.limits import MAX_SECONDS
+from hpcds1mpi.measure.time_value import SLACK_S, WALL_FACTOR, value_problem  # noqa: F401
 
 #: What the telemetry's plan says ``runtime_s`` is, per choice.
 WALL = "launch wall time (s)"
@@ -60,8 +60,6 @@ WALL = "launch wall time (s)"
 CHUNK = 8 * 2**20
 #: How far (bytes, to a line end) a window reaches into the later one: a match spanning lines.
 OVERLAP = 2**16
-#: A program's own time over WALL_FACTOR x the launch's wall time + SLACK_S is not its runtime.
-WALL_FACTOR, SLACK_S = 1.5, 0.1
 #: The name of ``--fail-regex`` among the patterns: its value is the line it matched.
 FAIL = "fail"
 
@@ -179,6 +177,8 @@ class Readings:
     said: set = field(default_factory=set, repr=False, compare=False)
     #: Its launches' figure-of-merit readings, for the sweep's closing note (:mod:`.fom_note`).
     fom_launches: object = field(default=None, repr=False, compare=False)
+    #: (label, ranks, threads) of launches whose time was kept (:func:`.time_units.over_wall_stop`)
+    kept_several: list = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def of(cls, *, time_regex=None, fom_regex=None, ranks_regex=None,
@@ -378,7 +378,8 @@ class Readings:
                 break
         return self._values(groups, tails() if self._reading_missing(todo) else ())
 
-    def time_problem(self, found: dict, wall_s: float, ranks: int = 1, threads: int = 1) -> str:
+    def time_problem(self, found: dict, wall_s: float, ranks: int = 1, threads: int = 1,
+                     label: str = "") -> str:
         """Why one launch (exit 0) of ``ranks`` ranks of ``threads`` threads each is not a
         measurement; "" when it is: its own time cannot be its runtime, or ``--ranks-regex``
         found no count
@@ -386,7 +387,11 @@ class Readings:
         is missing ends with the program's own reason (``found["said"]``: "need TOTMEM of at
         least 4494136"). A time over the wall time is, with several ranks or threads, most
         likely one summed over them, said first
-        (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`)."""
+        (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`); it is the regex's reading,
+        not the program's failure: it raises (``label``: the configuration's).
+
+        Raises:
+            ConfigError: the time is over the wall time (:func:`.time_units.over_wall_stop`)."""
         said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
         why = f"; the program said: {clipped(said, 200)}" if said else ""
         if self.time is None:
@@ -403,31 +408,8 @@ class Readings:
         if self.ranks is not None and math.isnan(found.get("ranks", math.nan)):
             return (f"exit 0, but --ranks-regex '{self.ranks.pattern}' matched nothing in its "
                     f"output{why}")
-        from hpcds1mpi.measure import time_reading as tr
-
-        shown = text.strip()[:40]
-        if found.get("time_cut"):  # "1" of "1,122" had been an ok 1 s (s33 tester D1)
-            return tr.cut_problem(text, found["time_cut"], regex)
-        text = tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
-        try:
-            value = tr.seconds_of(text)  # "2m54.91s" too (s45 tester A1)
-        except ValueError:
-            return tr.not_a_number_problem(shown, regex)
-        if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
-            return unit_problem(unit, regex)
-        if value == 0:  # xdlu's 2-decimal WALL on a fast run (s39): not a bad timer or regex
-            return (f"exit 0, but the program's own time {shown!r} ({regex}) is zero: the run "
-                    "was shorter than the program's timer shows; give a bigger size, or leave "
-                    "out --time-regex to take the launch's wall time")
-        if not (math.isfinite(value) and value > 0):
-            return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
-                    "finite number of seconds; fix the program's timer or the regex")
-        if value > MAX_SECONDS:
-            return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
-                    f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
-        if value > WALL_FACTOR * wall_s + SLACK_S or past_the_wall(value, text, wall_s):
-            return over_wall_problem(value, wall_s, regex, ranks, threads)
-        return ""
+        return value_problem(text, found, wall_s, regex, (ranks, threads, label),
+                             self.kept_several)
 
     def fail_problem(self, found: dict) -> str:
         """Why one launch (exit 0) is ``failed`` by ``--fail-regex``: the line it matched;

@@ -63,6 +63,27 @@ def over_wall_problem(value: float, wall_s: float, regex: str, ranks: int = 1,
             f"{cause}, or the program print seconds")
 
 
+def over_wall_stop(problem: str, label: str, kept: list, ranks: int = 1, threads: int = 1) -> str:
+    """The sweep's stop (a :class:`~hpcds1mpi.errors.ConfigError`) for a launch of ``label``
+    whose own time is over its wall time, ``problem``
+    (:func:`over_wall_problem`): a reading of ``--time-regex``, not a failure of the program,
+    which ran and exited 0. ``kept``: ``(label, ranks, threads)`` of the sweep's launches whose
+    time the regex read under the wall, named where of several threads (of ranks) like this one:
+    likely the same sum. s46 tester H2: Elk's CPU time summed over 2 threads was ``failed`` at one
+    size (and the failure learned) and kept as the runtime at another, by its start-up alone."""
+    alike = [name for name, r, t in kept if (t > 1 if threads > 1 else r > 1 if ranks > 1
+                                             else True)]
+    alike = list(dict.fromkeys(alike))  # a configuration's repeats once
+    shown = ", ".join(alike[:4]) + (f" and {len(alike) - 4} more" if len(alike) > 4 else "")
+    several = "several threads" if threads > 1 else "several ranks" if ranks > 1 else ""
+    earlier = (f"; the runs{' of ' + several if several else ''} it read before ({shown}) read "
+               "the same regex under their wall time, likely the same sum: sweep them again "
+               "into a new --out" if alike else "")
+    return (f"{label + ': ' if label else ''}{problem}, or leave out --time-regex to record the "
+            "launch's wall time; a reading of the regex, not a failure of the program (it ran, "
+            f"exit 0): nothing was recorded for this configuration and the sweep stops{earlier}")
+
+
 #: Seconds a program's own clock may read past the launch's wall time (two clocks, read apart).
 CLOCK_SLACK_S = 0.05
 

@@ -873,3 +873,23 @@ def test_the_sweep_reads_the_programs_mpi_once_for_its_rank_proof(tmp_path):
     probes = [line for line in asked.read_text().splitlines() if MPI4PY_PROBE in line]
     # the pre-flight's, the rank proof's (its note and its record: was two) and the fingerprint's
     assert len(probes) == 3, probes
+
+
+def test_a_time_summed_over_threads_stops_the_sweep_and_is_no_failure(tmp_path):
+    """s46 tester H2: a CPU time summed over 2 threads, over the launch's wall time, was stored
+    ``failed`` (a failure the model learns) though the program ran and exited 0."""
+    app = tmp_path / "app.py"
+    app.write_text("import os, time\nt = int(os.environ['OMP_NUM_THREADS'])\ntime.sleep(0.5)\n"
+                   "print(f'total : {0.5 * t:.2f}')\n")  # its sleep, as a CPU time, per thread
+    out = tmp_path / "app.h5"
+    proc = run_cli(["sweep", "--command", f"{sys.executable} {app} {{size}}", "--label", "app",
+                    "--sizes", "1", "--ranks-per-node", "1", "--threads", "1,2", "--time-regex",
+                    r"total : ([0-9.]+)", "--out", str(out), "--no-progress"], timeout=200)
+    assert proc.returncode == 2, proc.stderr
+    said = error_lines(proc.stderr)
+    assert len(said) == 1 and said[0].startswith(
+        "hpcds1mpi: error: app size 1 N1xR1xT2-cpu-fp64: exit 0, but the program's own time "
+        "1 s"), said
+    assert "a CPU time summed over the 2 threads" in said[0] and "the sweep stops" in said[0]
+    df = telemetry.read_runs(out)
+    assert df["threads"].tolist() == [1] and df["status"].tolist() == ["ok"]  # nothing lost

@@ -1,0 +1,62 @@
+"""Whether the number ``--time-regex`` read from one launch (exit 0) can be its runtime.
+
+Not a time: a number cut short, not a number, another unit than seconds, zero, not positive and
+finite, over a year (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`): the launch is ``failed``
+with the reason. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLACK_S`, or past
+it by more than its last digit (:func:`~hpcds1mpi.measure.time_units.past_the_wall`), it is the
+regex's reading (a CPU time summed over threads or ranks, a unit mistake), not the program's
+failure: the sweep stops (:func:`~hpcds1mpi.measure.time_units.over_wall_stop`, s46 tester H2).
+"""
+
+from __future__ import annotations
+
+import math
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.time_units import over_wall_problem, over_wall_stop, past_the_wall, \
+    unit_problem
+from hpcds1mpi.schemas.limits import MAX_SECONDS
+
+#: A program's own time over WALL_FACTOR x the launch's wall time + SLACK_S is not its runtime.
+WALL_FACTOR, SLACK_S = 1.5, 0.1
+
+
+def value_problem(text: str, found: dict, wall_s: float, regex: str, run: tuple,
+                  kept: list) -> str:
+    """Why the time ``text`` a launch of ``wall_s`` s printed (``found``: its readings;
+    ``regex``: ``--time-regex`` as said) is not its runtime; "" when it is. ``run``: the
+    configuration's ``(ranks, threads, label)``; ``kept``: the sweep's ``(label, ranks,
+    threads)`` whose time was kept, which a kept launch of several ranks or threads joins.
+
+    Raises:
+        ConfigError: the time is over the wall time (:func:`.time_units.over_wall_stop`).
+    """
+    from hpcds1mpi.measure import time_reading as tr
+
+    ranks, threads, label = run
+    shown = text.strip()[:40]
+    if found.get("time_cut"):  # "1" of "1,122" had been an ok 1 s (s33 tester D1)
+        return tr.cut_problem(text, found["time_cut"], regex)
+    text = tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
+    try:
+        value = tr.seconds_of(text)  # "2m54.91s" too (s45 tester A1)
+    except ValueError:
+        return tr.not_a_number_problem(shown, regex)
+    if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
+        return unit_problem(unit, regex)
+    if value == 0:  # xdlu's 2-decimal WALL on a fast run (s39): not a bad timer or regex
+        return (f"exit 0, but the program's own time {shown!r} ({regex}) is zero: the run "
+                "was shorter than the program's timer shows; give a bigger size, or leave "
+                "out --time-regex to take the launch's wall time")
+    if not (math.isfinite(value) and value > 0):
+        return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
+                "finite number of seconds; fix the program's timer or the regex")
+    if value > MAX_SECONDS:
+        return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
+                f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
+    if value > WALL_FACTOR * wall_s + SLACK_S or past_the_wall(value, text, wall_s):
+        raise ConfigError(over_wall_stop(over_wall_problem(value, wall_s, regex, ranks, threads),
+                                         label, kept, ranks, threads))
+    if label and ranks * threads > 1:  # named if a later launch proves a sum (s46 H2)
+        kept.append((label, ranks, threads))
+    return ""

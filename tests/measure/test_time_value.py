@@ -1,0 +1,26 @@
+"""Whether the number --time-regex read can be a launch's runtime (measure/time_value.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from hpcds1mpi.errors import ConfigError
+from hpcds1mpi.measure.time_value import value_problem
+
+REGEX = "--time-regex 'total : (\\S+)'"
+
+
+def test_a_kept_time_of_several_threads_or_ranks_is_remembered_for_a_later_stop():
+    kept = []
+    assert value_problem("1.60", {}, 2.07, REGEX, (1, 2, "elk size 2 N1xR1xT2"), kept) == ""
+    assert value_problem("1.60", {}, 2.07, REGEX, (1, 1, "elk size 2 N1xR1xT1"), kept) == ""
+    assert kept == [("elk size 2 N1xR1xT2", 1, 2)]  # a 1 x 1 launch sums nothing
+    with pytest.raises(ConfigError, match=r"the runs of several threads it read before \(elk "
+                                          r"size 2 N1xR1xT2\)"):
+        value_problem("7.19", {}, 6.42, REGEX, (1, 2, "elk size 4 N1xR1xT2"), kept)
+
+
+def test_a_time_that_is_no_number_of_seconds_stays_a_failed_launch():
+    assert "is zero" in value_problem("0", {}, 1.0, REGEX, (1, 1, ""), [])
+    assert "followed by 'ms'" in value_problem("40", {"time_unit": "ms"}, 1.0, REGEX,
+                                               (1, 1, ""), [])
