@@ -156,6 +156,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         if folders.again(result, status):  # collided on the first launch's outputs: again
             attempt -= 1
             continue
+        readings.stop_over_wall(found)  # the regex's reading, no failure of it (s46 H2)
         error = folders.reason(error)
         readings.note_once(found, status, error, result["wall_s"], texts,  # once a sweep (A4)
                            (folders.label, attempt >= plan.warmup),  # s43 tester G3

@@ -387,11 +387,9 @@ class Readings:
         is missing ends with the program's own reason (``found["said"]``: "need TOTMEM of at
         least 4494136"). A time over the wall time is, with several ranks or threads, most
         likely one summed over them, said first
-        (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`); it is the regex's reading,
-        not the program's failure: it raises (``label``: the configuration's).
-
-        Raises:
-            ConfigError: the time is over the wall time (:func:`.time_units.over_wall_stop`)."""
+        (:func:`~hpcds1mpi.measure.time_units.over_wall_problem`); the regex's reading, not
+        the program's failure: :meth:`stop_over_wall` ends the sweep on it (``label``: the
+        configuration's, which it names)."""
         said = printable(" ".join((found.get("said") or "").split()))  # Fortran's padding
         why = f"; the program said: {clipped(said, 200)}" if said else ""
         if self.time is None:
@@ -410,6 +408,16 @@ class Readings:
                     f"output{why}")
         return value_problem(text, found, wall_s, regex, (ranks, threads, label),
                              self.kept_several)
+
+    @staticmethod
+    def stop_over_wall(found: dict | None) -> None:
+        """Stop the sweep where :meth:`time_problem` found the launch's own time over its wall
+        time (s46 tester H2: it was the program's ``failed`` run, a failure models learn).
+
+        Raises:
+            ConfigError: naming the regex to fix (:func:`.time_units.over_wall_stop`)."""
+        if found and found.get("over_wall"):
+            raise ConfigError(found["over_wall"])
 
     def fail_problem(self, found: dict) -> str:
         """Why one launch (exit 0) is ``failed`` by ``--fail-regex``: the line it matched;

@@ -5,14 +5,14 @@ finite, over a year (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`): the launch 
 with the reason. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLACK_S`, or past
 it by more than its last digit (:func:`~hpcds1mpi.measure.time_units.past_the_wall`), it is the
 regex's reading (a CPU time summed over threads or ranks, a unit mistake), not the program's
-failure: the sweep stops (:func:`~hpcds1mpi.measure.time_units.over_wall_stop`, s46 tester H2).
+failure: the sweep stops (:func:`~hpcds1mpi.measure.time_units.over_wall_stop`, s46 tester H2)
+once the launch is not one to run again (:meth:`~hpcds1mpi.measure.readings.Readings.stop_over_wall`).
 """
 
 from __future__ import annotations
 
 import math
 
-from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.time_units import over_wall_problem, over_wall_stop, past_the_wall, \
     unit_problem
 from hpcds1mpi.schemas.limits import MAX_SECONDS
@@ -26,11 +26,9 @@ def value_problem(text: str, found: dict, wall_s: float, regex: str, run: tuple,
     """Why the time ``text`` a launch of ``wall_s`` s printed (``found``: its readings;
     ``regex``: ``--time-regex`` as said) is not its runtime; "" when it is. ``run``: the
     configuration's ``(ranks, threads, label)``; ``kept``: the sweep's ``(label, ranks,
-    threads)`` whose time was kept, which a kept launch of several ranks or threads joins.
-
-    Raises:
-        ConfigError: the time is over the wall time (:func:`.time_units.over_wall_stop`).
-    """
+    threads)`` whose time was kept, which a kept launch of several ranks or threads joins. A
+    time over the wall time also leaves the sweep's stop in ``found["over_wall"]``
+    (:func:`.time_units.over_wall_stop`)."""
     from hpcds1mpi.measure import time_reading as tr
 
     ranks, threads, label = run
@@ -55,8 +53,11 @@ def value_problem(text: str, found: dict, wall_s: float, regex: str, run: tuple,
         return (f"exit 0, but the program's own time {value:g} s ({regex}) is over a year "
                 f"({MAX_SECONDS:g} s), not a runtime; fix the program's timer or the regex")
     if value > WALL_FACTOR * wall_s + SLACK_S or past_the_wall(value, text, wall_s):
-        raise ConfigError(over_wall_stop(over_wall_problem(value, wall_s, regex, ranks, threads),
-                                         label, kept, ranks, threads))
+        problem = over_wall_problem(value, wall_s, regex, ranks, threads)
+        # the sweep stops on it (Readings.stop_over_wall) unless the launch collided with the
+        # first's outputs and is run again (a time reprinted from them: repeat_folders)
+        found["over_wall"] = over_wall_stop(problem, label, kept, ranks, threads)
+        return problem
     if label and ranks * threads > 1:  # named if a later launch proves a sum (s46 H2)
         kept.append((label, ranks, threads))
     return ""

@@ -7,7 +7,6 @@ import math
 import pytest
 import regex
 
-from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.compound_time import compound_text, duration, last_part, whole_note
 from hpcds1mpi.measure.readings import Readings
 
@@ -69,8 +68,8 @@ def test_a_time_captured_whole_is_read_and_a_clock_time_of_day_is_still_refused(
     assert Readings.of(time_regex=r"PWSCF.*?(\d+)m WALL").read(hours)["time"] == 3720.0
     # read whole, a time of day is far over the launch: refused, not kept as 45.5 s
     stamp = Readings.of(time_regex=r"([0-9.]+) s")
-    with pytest.raises(ConfigError, match="x the launch's own wall time"):
-        stamp.time_problem(stamp.read("done 2024-01-01 12:30:45.5 s\n"), 50.0)
+    assert "x the launch's own wall time" in stamp.time_problem(
+        stamp.read("done 2024-01-01 12:30:45.5 s\n"), 50.0)
 
 
 @pytest.mark.parametrize("text, seconds", [
@@ -204,5 +203,4 @@ def test_a_time_of_day_read_whole_is_refused_by_the_wall_time(line):
     # read whole, a time of day is far over a small launch: fails loudly, never a small
     # number made into a large one quietly kept
     readings = Readings.of(time_regex=r"done.*?([0-9.]+)(?:pm)?$")
-    with pytest.raises(ConfigError, match="x the launch's own wall time"):
-        readings.time_problem(readings.read(line), 50.0)
+    assert "x the launch's own wall time" in readings.time_problem(readings.read(line), 50.0)

@@ -465,20 +465,27 @@ def test_a_reported_time_that_cannot_be_a_runtime_is_recorded_failed(tmp_path):
     program = _script(tmp_path, "t.sh", 'case "$1" in 1) t=-0.2;; 2) t=0;; 3) t=1e30;; '
                                         '4) t=nan;; 5) t=inf;; 6) t=250;; *) t=0.001;; esac\n'
                                         'echo "TIME=$t"\n')
-    proc = run_cli(_once(program, tmp_path, "--sizes", "1,2,3,4,5,6,7", "--time-regex",
+    proc = run_cli(_once(program, tmp_path, "--sizes", "1,2,3,4,5,7", "--time-regex",
                          r"TIME=(\S+)", "--max-repeats", "1"), timeout=120)
     assert proc.returncode == 0, proc.stderr
     df = telemetry.read_runs(tmp_path / "own.h5").set_index("size")
     words = {1: "'-0.2' .* not a positive finite",
              2: "'0' .* is zero: the run was shorter than the program's timer shows",
              3: "1e\\+30 s .* over a year", 4: "'nan' .* not a positive finite",
-             5: "'inf' .* not a positive finite", 6: "250 s .* a unit mistake"}
+             5: "'inf' .* not a positive finite"}
     for size, expected in words.items():
         row = df.loc[size]
         assert row.status == "failed" and re.search(expected, row.error), row.error
         assert r"--time-regex 'TIME=(\S+)'" in row.error and "\n" not in row.error
         assert 0 < row.energy_j and row.runtime_s == row.elapsed_s < 60
     assert df.loc[7].status == "ok" and df.loc[7].runtime_s == 0.001
+    # over the wall time: the regex's reading, the sweep stops, nothing recorded (s46 H2)
+    proc = run_cli(_once(program, tmp_path, "--sizes", "6", "--time-regex", r"TIME=(\S+)",
+                         "--max-repeats", "1", "--resume"), timeout=120)
+    _one_line_error(proc, 2)
+    assert re.search("own size 6 .*: exit 0, but .*250 s .* a unit mistake .* the sweep stops",
+                     proc.stderr), proc.stderr
+    assert 6 not in telemetry.read_runs(tmp_path / "own.h5")["size"].tolist()
 
 
 def test_resuming_with_another_command_or_reading_is_refused(tmp_path):
