@@ -43,8 +43,8 @@ from hpcds1mpi.errors import LaunchError
 from hpcds1mpi.launch.help_text import RULE_LINE, help_titles
 from hpcds1mpi.measure.oom_evidence import KILL_LINES, OOM_KILLER, OOM_WORDS, killed
 from hpcds1mpi.measure.printable import clipped
-from hpcds1mpi.measure.yaml_errors import yaml_documents
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, program_lines, with_message
+from hpcds1mpi.measure.yaml_errors import yaml_documents
 from hpcds1mpi.runtime.processes import die_with_parent, end_group
 
 #: Bytes of stdout and of stderr a launch's result keeps (their ends).

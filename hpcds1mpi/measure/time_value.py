@@ -6,7 +6,8 @@ with the reason. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLAC
 it by more than its last digit (:func:`~hpcds1mpi.measure.time_units.past_the_wall`), it is the
 regex's reading (a CPU time summed over threads or ranks, a unit mistake), not the program's
 failure: the sweep stops (:func:`~hpcds1mpi.measure.time_units.over_wall_stop`, s46 tester H2)
-once the launch is not one to run again (:meth:`~hpcds1mpi.measure.readings.Readings.stop_over_wall`).
+once the launch is not one to run again
+(:meth:`~hpcds1mpi.measure.readings.Readings.stop_over_wall`).
 """
 
 from __future__ import annotations
