@@ -95,7 +95,7 @@ def ending_error(stdout: str, stderr: str) -> str:
                 not counts_none(kept[end][:quit_.start()], quit_[0]):
             return clipped(printable(kept[end], keep="\t"), 300)
         if (cause := CAUSE_THEN_QUIT.search(kept[end])) and \
-                not counts_none(kept[end][:cause.start()]):
+                not counts_none(kept[end][:cause.start()]) and not search_done(kept[end], cause):
             return clipped(printable(kept[end], keep="\t"), 300)
     return ""
 
@@ -118,14 +118,38 @@ QUIT_LINE = re.compile(
 #: read mesh; giving up". Both are needed: "terminating workers", "Exiting normally" or
 #: "Done, exiting" end good runs, and so do a count of none before the cause ("Summary: 0
 #: files not found, exiting", as for :data:`QUIT_LINE`) and a stop that did not happen
-#: ("cannot open log, not stopping", "without exiting").
+#: ("cannot open log, not stopping", "without exiting"); nor a search that ended or a tally
+#: (:func:`search_done`: "Could not find a better tree; stopping", s46 review RV9).
 CAUSE_THEN_QUIT = re.compile(
-    r"\b(?:can['\u2019]?t|cannot|can\s+not|could\s*n[o'\u2019]?t|unable\s+to|not\s+found|"
+    r"\b(can['\u2019]?t|cannot|can\s+not|could\s*n[o'\u2019]?t|unable\s+to|not\s+found|"
     r"does\s*n[o'\u2019]?t\s+exist|does\s+not\s+exist|no\s+such\s+file)\b"
     r".*?(?<![\w-])(?<!not )(?<!never )(?<!without )(?<!before )(?<!avoid )(?<!to )"
     r"(?<!will )(?<!would )(?<!may )(?:terminat(?:ing|ed)|exiting|stopping|giving\s+up)"
     r"\s*[.!]*\s*$", re.IGNORECASE)
 
+#: Words after a cause that make it a search's normal end, no missing thing: an optimiser's
+#: "Unable to improve the likelihood further, stopping.", "Could not find a better tree;
+#: stopping", a work queue's "Cannot find more work, exiting." (s46 review RV9); "more" only
+#: after a verb of finding ("cannot allocate more memory, exiting" is a failure).
+_SEARCH_DONE = re.compile(r"\b(?:further|better|improv\w*|any\s*more|any\s+longer)\b|"
+                          r"\b(?:find|get|fetch|receive|obtain|pull|claim|take)\s+more\b",
+                          re.IGNORECASE)
+#: A tally right after a cause, in its clause: "Tasks not found in queue: 0, exiting", "not
+#: found: 0; terminating" count what was not found (s46 review RV9); a file named after the
+#: colon is a cause ("not found: 3.in, exiting").
+_TALLY_AFTER = re.compile(r"^[^,;:=]*[:=]\s*\d+(?:\.\d+)?\s*(?:[,;]|\.(?!\w)|-|$)")
+
+
+def search_done(line: str, cause: re.Match) -> bool:
+    """Whether the ``cause`` that :data:`CAUSE_THEN_QUIT` found in ``line`` is a search that
+    ended or a tally, not a cause: :data:`_SEARCH_DONE` words in its clause (only there:
+    "cannot open in.dat; no further steps, exiting" is a missing file), or a count right after
+    it (:data:`_TALLY_AFTER`)."""
+    from hpcds1mpi.measure.negation import CLAUSE
+
+    after = line[cause.end(1):cause.end()]
+    clause = after[:end.start()] if (end := CLAUSE.search(after)) else after
+    return bool(_SEARCH_DONE.search(f"{cause[1]}{clause}") or _TALLY_AFTER.match(after))
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").
 _TITLE_END = re.compile(r"(?:error|fatal)[^:!]*[:!]\s*", re.IGNORECASE)

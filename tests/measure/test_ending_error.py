@@ -238,3 +238,25 @@ def test_a_last_line_with_a_cause_then_a_stop_is_failed(last):
 ])
 def test_a_stop_without_a_cause_or_a_cause_without_a_stop_stays_ok(last):
     assert classify({**BASE, "stdout": f"step 1 x=3\n{last}\n"}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("last", [
+    "Unable to improve the likelihood further, stopping.", "Could not find a better tree; stopping",
+    "Line search cannot decrease energy further - stopping",
+    "Convergence reached; cannot reduce residual further, stopping.",
+    "Unable to find further improvements, terminating.", "Cannot find more work, exiting.",
+    "Tasks not found in queue: 0, exiting", "not found: 0; terminating",
+])
+def test_a_search_that_ended_or_a_tally_before_a_stop_stays_ok(last):
+    """Was (s46 review RV9): an optimiser's or a work queue's normal stop read as a cause and a
+    stop, failing a good run."""
+    assert classify({**BASE, "stdout": f"step 1\nResult: E=-1.0\n{last}\n"}, 60) == ("ok", "")
+
+
+@pytest.mark.parametrize("last", [
+    "cannot allocate more memory, exiting", "cannot open input.in; no further steps, exiting",
+    "file not found: 3.in, exiting",
+])
+def test_a_missing_thing_beside_such_words_is_still_failed(last):
+    assert classify({**BASE, "stdout": f"step 1\nResult: E=-1.0\n{last}\n"}, 60) == (
+        "failed", f"exit 0, but the program ended with: {last}")
