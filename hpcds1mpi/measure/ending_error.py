@@ -15,7 +15,9 @@ it goes on, or a last line "Error: 1.2e-05" (a value, not a message) leave the r
 Lines the program did not write are set aside first, as for a failure's reason (a launcher's
 log lines, Open MPI's help text, a runtime's trailer), and so are runtime notes printed at
 every exit (:data:`RUNTIME_NOTE`: gfortran's "Note: The following floating-point exceptions
-are signalling", Elk's stderr under its error).
+are signalling", Elk's stderr under its error). An error line followed only by lines that explain
+it or advise on it is still the end (:mod:`.error_explanation`: Elk's "Error(readinput): ..." over
+"Problem occurred in 'ngridk' block" and "Check input convention in manual", s46 tester H4).
 
 A last line giving a cause and then that the program stops (MOCASSIN's "!out_in: can't open
 file input/input.in - terminating", :data:`CAUSE_THEN_QUIT`, s45 tester E1) is such an ending too.
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+from hpcds1mpi.measure.error_explanation import explanation
 from hpcds1mpi.measure.none_counted import counts_none
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
 
@@ -71,7 +74,10 @@ def ending_error(stdout: str, stderr: str) -> str:
     with, stdout's first; "" when neither does. A stream ends with an error when its last line
     the program wrote (:func:`~hpcds1mpi.measure.program_lines.kept_lines`) is an error line,
     or the message under an error title ending at its colon ("Fortran runtime error:" over
-    "Cannot open file 'x'", joined by :func:`~hpcds1mpi.measure.program_lines.with_message`).
+    "Cannot open file 'x'", joined by :func:`~hpcds1mpi.measure.program_lines.with_message`),
+    or such a line followed only by lines explaining it or advising on it (joined in brackets:
+    :func:`~hpcds1mpi.measure.error_explanation.explanation`, Elk's "Check input convention in
+    manual", s46 tester H4).
     """
     from hpcds1mpi.measure.printable import clipped, printable
 
@@ -89,7 +95,10 @@ def ending_error(stdout: str, stderr: str) -> str:
                     or LOG_RECORD.match(ln) or _PASSED.search(ln):
                 continue
             said, last = with_message(kept, i)
-            if last == end and not _is_value(said):  # its message too ("Error:" over a value)
+            if _is_value(said):  # its message too ("Error:" over a value)
+                continue
+            if (more := explanation(kept, last, end)) is not None:  # s46 tester H4
+                said = f"{said} ({'; '.join(more)})" if more else said
                 return clipped(printable(said, keep="\t"), 300)
         if (quit_ := QUIT_LINE.search(kept[end])) and \
                 not counts_none(kept[end][:quit_.start()], quit_[0]):

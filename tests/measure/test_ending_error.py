@@ -260,3 +260,34 @@ def test_a_search_that_ended_or_a_tally_before_a_stop_stays_ok(last):
 def test_a_missing_thing_beside_such_words_is_still_failed(last):
     assert classify({**BASE, "stdout": f"step 1\nResult: E=-1.0\n{last}\n"}, 60) == (
         "failed", f"exit 0, but the program ended with: {last}")
+
+
+def test_elk_error_followed_by_its_explanation_and_advice_under_exit_0_is_failed():
+    """Was (s46 tester H4): only an error line that was the output's last counted, so Elk's
+    three-line input error, ending in advice, was stored ok."""
+    result = {**BASE, "stdout": (OUTPUTS / "elk-ngridk-block-srun.stdout").read_text(),
+              "stderr": (OUTPUTS / "elk-ngridk-block-srun.stderr").read_text()}
+    assert classify(result, 60) == (
+        "failed", "exit 0, but the program ended with: Error(readinput): error reading from "
+        "elk.in (Problem occurred in 'ngridk' block; Check input convention in manual)")
+
+
+@pytest.mark.parametrize("lines", [
+    "ERROR: unknown option -x\nSee --help for usage.",
+    "Error: cannot parse in.dat\nexpected an integer near line 3\nPlease correct in.dat",
+])
+def test_an_error_line_closed_by_its_explanation_is_failed(lines):
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{lines}\n"}, 60)[0] == "failed"
+
+
+@pytest.mark.parametrize("lines", [
+    "ERROR: could not write the optional plot\nDone.",
+    "Error: restart file missing\nResult: E=-1.0",
+    "Error: bad dt\ndt must be positive, resetting to 0.01",
+    "Error: bad value\nProblem size: 1000",
+    "ERROR: x.dat missing\nUsing default values",
+    "Error: 1.2e-05\nSee the manual for what this error means",
+    "ERROR: a\nInvalid b\nInvalid c\nInvalid d\nInvalid e",
+])
+def test_an_error_line_followed_by_other_lines_stays_ok(lines):
+    assert classify({**BASE, "stdout": f"step 1 x=3\n{lines}\n"}, 60) == ("ok", "")
