@@ -103,8 +103,7 @@ def ending_error(stdout: str, stderr: str) -> str:
         if (quit_ := QUIT_LINE.search(kept[end])) and \
                 not counts_none(kept[end][:quit_.start()], quit_[0]):
             return clipped(printable(kept[end], keep="\t"), 300)
-        if (cause := CAUSE_THEN_QUIT.search(kept[end])) and \
-                not counts_none(kept[end][:cause.start()]) and not search_done(kept[end], cause):
+        if cause_then_quit(kept[end]):
             return clipped(printable(kept[end], keep="\t"), 300)
     return ""
 
@@ -119,7 +118,7 @@ def ending_error(stdout: str, stderr: str) -> str:
 #: or a quit's reason ("Setup: no GPU found aborting", s46 review RV6).
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
-    r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)\s*[.!]*\s*$", re.IGNORECASE)
+    r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)[\s.!]*$", re.IGNORECASE)
 
 #: A last line giving a cause and then that the program stops: MOCASSIN's " !out_in: can't
 #: open file input/input.in - terminating" and " !output directory output/ doesn't exist -
@@ -130,11 +129,28 @@ QUIT_LINE = re.compile(
 #: ("cannot open log, not stopping", "without exiting"); nor a search that ended or a tally
 #: (:func:`search_done`: "Could not find a better tree; stopping", s46 review RV9).
 CAUSE_THEN_QUIT = re.compile(
-    r"\b(can['\u2019]?t|cannot|can\s+not|could\s*n[o'\u2019]?t|unable\s+to|not\s+found|"
-    r"does\s*n[o'\u2019]?t\s+exist|does\s+not\s+exist|no\s+such\s+file)\b"
-    r".*?(?<![\w-])(?<!not )(?<!never )(?<!without )(?<!before )(?<!avoid )(?<!to )"
+    r"\b(?:can['\u2019]?t|cannot|can\s+not|could\s*n[o'\u2019]?t|unable\s+to|not\s+found|"
+    r"does\s*n[o'\u2019]?t\s+exist|does\s+not\s+exist|no\s+such\s+file)\b", re.IGNORECASE)
+#: The stop closing such a line (decoration after it: ".", "!", spaces), which is searched for
+#: first and the cause before it: one pattern with ".*?" between them was quadratic, 1.5 s on a
+#: line of 1,400 "cannot"s, and "\s*[.!]*\s*$" on a long run of spaces (4 s), as
+#: :data:`QUIT_LINE` was.
+STOP_AT_END = re.compile(
+    r"(?<![\w-])(?<!not )(?<!never )(?<!without )(?<!before )(?<!avoid )(?<!to )"
     r"(?<!will )(?<!would )(?<!may )(?:terminat(?:ing|ed)|exiting|stopping|giving\s+up)"
-    r"\s*[.!]*\s*$", re.IGNORECASE)
+    r"[\s.!]*$", re.IGNORECASE)
+
+
+def cause_then_quit(line: str) -> bool:
+    """Whether ``line`` gives a cause (:data:`CAUSE_THEN_QUIT`) and then closes with the
+    program's stop (:data:`STOP_AT_END`), the cause being no count of none
+    (:func:`~hpcds1mpi.measure.none_counted.counts_none`) nor a search that ended
+    (:func:`search_done`)."""
+    stop = STOP_AT_END.search(line)
+    cause = CAUSE_THEN_QUIT.search(line, 0, stop.start()) if stop else None
+    return cause is not None and not counts_none(line[:cause.start()]) and \
+        not search_done(cause[0], line[cause.end():stop.start()])
+
 
 #: Words after a cause that make it a search's normal end, no missing thing: an optimiser's
 #: "Unable to improve the likelihood further, stopping.", "Could not find a better tree;
@@ -149,16 +165,16 @@ _SEARCH_DONE = re.compile(r"\b(?:further|better|improv\w*|any\s*more|any\s+longe
 _TALLY_AFTER = re.compile(r"^[^,;:=]*[:=]\s*\d+(?:\.\d+)?\s*(?:[,;]|\.(?!\w)|-|$)")
 
 
-def search_done(line: str, cause: re.Match) -> bool:
-    """Whether the ``cause`` that :data:`CAUSE_THEN_QUIT` found in ``line`` is a search that
-    ended or a tally, not a cause: :data:`_SEARCH_DONE` words in its clause (only there:
-    "cannot open in.dat; no further steps, exiting" is a missing file), or a count right after
-    it (:data:`_TALLY_AFTER`)."""
+def search_done(cause: str, after: str) -> bool:
+    """Whether a ``cause`` (the words :data:`CAUSE_THEN_QUIT` found) and the words ``after``
+    it up to the stop are a search that ended or a tally, not a cause: :data:`_SEARCH_DONE`
+    words in its clause (only there: "cannot open in.dat; no further steps, exiting" is a
+    missing file), or a count right after it (:data:`_TALLY_AFTER`)."""
     from hpcds1mpi.measure.negation import CLAUSE
 
-    after = line[cause.end(1):cause.end()]
     clause = after[:end.start()] if (end := CLAUSE.search(after)) else after
-    return bool(_SEARCH_DONE.search(f"{cause[1]}{clause}") or _TALLY_AFTER.match(after))
+    return bool(_SEARCH_DONE.search(f"{cause}{clause}") or _TALLY_AFTER.match(after))
+
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").
 _TITLE_END = re.compile(r"(?:error|fatal)[^:!]*[:!]\s*", re.IGNORECASE)

@@ -291,3 +291,18 @@ def test_an_error_line_closed_by_its_explanation_is_failed(lines):
 ])
 def test_an_error_line_followed_by_other_lines_stays_ok(lines):
     assert classify({**BASE, "stdout": f"step 1 x=3\n{lines}\n"}, 60) == ("ok", "")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("last", [
+    "cannot x exiting" + " " * 19_000 + "x", "aborting" + " " * 19_000 + "x",
+    "cannot ignore " * 1_400 + "run terminated abnormally",
+], ids=range(3))
+def test_a_long_last_line_is_read_in_linear_time(last):
+    """Was: CAUSE_THEN_QUIT's ".*?" from each cause and the stops' "\\s*[.!]*\\s*$" were
+    quadratic, 1.5-4 s on these 19 kB lines (read within the last 20,000 characters)."""
+    import time
+
+    start = time.perf_counter()
+    assert ending_error(f"step 1\n{last}\n", "") == ""
+    assert time.perf_counter() - start < 0.5  # ~0.03 s here
