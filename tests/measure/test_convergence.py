@@ -118,6 +118,35 @@ def test_options_the_program_did_not_use_are_named_once_and_fail_regex_makes_it_
 
 
 
+def test_a_hoc_error_the_program_went_on_from_is_noted_and_fail_regex_makes_it_failed(tmp_path):
+    """Was (s46 tester G2): NEURON's "nrniv: hhx is not a MECHANISM" under exit 0 (the model
+    computed without its mechanism: spikes=0) was stored ok with no note. Its real output,
+    printed by a script as the program."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+    from tests.measure.test_program_launch import OUTPUTS
+
+    app = tmp_path / "nrniv.sh"
+    app.write_text(f"#!/bin/sh\ncat {OUTPUTS / 'neuron-misspelled-mechanism.stdout'}\n")
+    app.chmod(0o755)
+    argv = ["sweep", "--command", f"{app} ring_mech.py {{size}}", "--label", "ring", "--sizes",
+            "32", "--min-time", "0", "--min-repeats", "1", "--max-repeats", "1", "--no-progress"]
+    proc = run_cli([*argv, "--out", str(tmp_path / "ok.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    notes = [ln for ln in proc.stderr.splitlines() if "MECHANISM" in ln]
+    assert notes == [
+        "hpcds1mpi sweep: note: ring size 32 N1xR1xT1-cpu-fp64: ok, but the program said "
+        "\"nrniv: hhx is not a MECHANISM near line 1\"; its time is kept (the program exited "
+        "0): to record such runs failed, sweep into a new --out with --fail-regex 'nrniv: hhx "
+        "is not a MECHANISM'"], proc.stderr
+    assert list(telemetry.read_runs(tmp_path / "ok.h5")["status"]) == ["ok"]
+
+    proc = run_cli([*argv, "--fail-regex", "nrniv: hhx is not a MECHANISM", "--out",
+                    str(tmp_path / "failed.h5")], timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert list(telemetry.read_runs(tmp_path / "failed.h5")["status"]) == ["failed"]
+
+
 def test_a_not_converged_line_and_its_note_are_printable():
     """s29 tester H5: the program's line is printed in the note; its control characters are
     escaped, and the suggested --fail-regex, escaped, still matches what the program wrote."""
