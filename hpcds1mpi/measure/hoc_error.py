@@ -43,9 +43,10 @@ def hoc_error(stdout: str, stderr: str) -> tuple[str, str]:
             if found is None or WARNING.search(kept[i]) or NO_ERROR.search(kept[i]):
                 continue
             said = found["said"]
-            if (joined := JOINED_PLACE.search(said)) and (at := said.rfind(" in ", 0,
-                                                                          joined.start())) > 0:
-                return printable(said), said[:at]
+            if joined := JOINED_PLACE.search(said):
+                # " in FILE near line N", or a bare " near line N" joined since s46 (tester G3)
+                at = said.rfind(" in ", 0, joined.start())
+                return printable(said), said[:at if at > 0 else joined.start()]
             if i + 1 < len(kept) and (place := PLACE.match(kept[i + 1])):
                 where = re.sub(r"^\d+ +", "", place[0])
                 return printable(f"{said} {where}"), said
