@@ -9,9 +9,9 @@ Elk's input errors are three lines, the last being advice::
 and under ``srun --mpi=pmix`` Elk exits 0 after them. :func:`~hpcds1mpi.measure.ending_error.
 ending_error` read only an error line that was the output's last, so the run was stored ``ok``
 (s46 tester H4). :func:`explanation` gives the lines after an error line when each, to the end,
-only says where or what its problem is (:data:`EXPLAINS`: "Problem occurred in ... block",
-"expected an integer", "near line 3") or what to do about it (:data:`ADVICE`: "Check ...",
-"See the manual"); at most :data:`EXPLAINED_LINES` of them. A line of results ("Result: E=-1.0"),
+only says where its problem is (:data:`EXPLAINS`: "Problem occurred in ... block",
+"near line 3") or tells to mend the input or read the manual (:data:`ADVICE`: "Check input
+convention in manual", "See the manual"); at most :data:`EXPLAINED_LINES` of them. A line of results ("Result: E=-1.0"),
 a closing word ("Done."), a program that went on (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`:
 "using defaults") or a report of no error is none: an error followed by those was mid-run, and
 the run stays ``ok`` (a good run failed is worse than a bad one missed).
@@ -23,21 +23,26 @@ import re
 
 #: The most lines under an error line that may explain it (Elk's are 2).
 EXPLAINED_LINES = 3
-#: Words of a line saying where or what an error's problem is: Elk's "Problem occurred in
-#: 'ngridk' block", "expected a real number", "unknown keyword", "must be positive", "near line
-#: 3", "at line 12 of elk.in". A bare "Problem" is no such word: "Problem size: 1000" is a value.
+#: A line saying where an error's problem is: Elk's "Problem occurred in 'ngridk' block", "near
+#: line 3", "at line 12 of elk.in", "in file elk.in line 4". Words of what went wrong alone
+#: ("expected", "invalid", "missing", "unknown") are none: result and tally lines hold them
+#: ("Total energy -76.0 as expected", "Invalid samples: 0"), and a good run failed is worse (RW2).
 EXPLAINS = re.compile(
-    r"\bproblem\s+(?:occurred|occurs|with|in|is|was|reading|parsing)\b|\boccurred\s+(?:in|at|"
-    r"while|when|during)\b|\bexpected\b|\binvalid\b|\bunknown\b|\bunrecogni[sz]ed\b|\bmissing\b|"
-    r"\bwrong\b|\bincorrect\b|\billegal\b|\bmust\s+(?:be|have|not)\b|\bshould\s+(?:be|have)\b|"
-    r"\bnot\s+(?:found|allowed|valid|supported|defined|recogni[sz]ed)\b|\bnear\s+line\s+\d|"
-    r"\bat\s+line\s+\d|\bon\s+line\s+\d", re.IGNORECASE)
-#: A line telling the user what to do: Elk's "Check input convention in manual", "See the
-#: documentation", "Please correct elk.in", "Refer to the user guide"; an imperative opening
-#: the line, or a pointer to the manual anywhere in it.
-ADVICE = re.compile(r"^\W*(?:please\s+)?(?:check|see|consult|refer\s+to|verify|ensure|make\s+sure|"
-                    r"correct|fix|edit|try)\b|\b(?:manual|documentation|user\s+guide)\b",
-                    re.IGNORECASE)
+    r"\bproblem\s+(?:occurred|occurs)\s+(?:in|at|while|when|during|reading|parsing)\b|"
+    r"\berror\s+occurred\s+(?:in|at|while|when|during)\b|\b(?:near|at|on)\s+line\s+\d|"
+    r"\bin\s+file\s+\S+\s+(?:at\s+|on\s+)?line\s+\d", re.IGNORECASE)
+#: A line telling the user to mend the input or read the manual: Elk's "Check input convention
+#: in manual", "See the documentation", "Please correct elk.in", "Refer to the user guide". An
+#: imperative opening the line to mend something, or naming the input, the manual or the usage;
+#: a pointer to results ("See results.h5 for the output", "Check run.log") is none (RW2).
+ADVICE = re.compile(
+    r"^\W*(?:please\s+)?(?:(?:correct|fix|edit)\s+\w|(?:check|see|consult|refer\s+to|verify|ensure|"
+    r"make\s+sure)\b.*(?:\b(?:input|manual|documentation|docs|user\s+guide|keywords?|"
+    r"conventions?|syntax|format|usage)\b|--help))", re.IGNORECASE)
+#: Words of a line saying the program went on that :data:`~hpcds1mpi.measure.error_cause.WENT_ON`
+#: does not know: "CUDA devices not found, running on CPU", "continuing", "falling back" (RW2).
+GOES_ON = re.compile(r"\b(?:running|continuing|proceeding|falling\s+back|optional)\b",
+                     re.IGNORECASE)
 
 
 def explanation(lines: list[str], last: int, end: int) -> list[str] | None:
@@ -53,6 +58,6 @@ def explanation(lines: list[str], last: int, end: int) -> list[str] | None:
         return None
     for ln in after:
         if not ln or not (EXPLAINS.search(ln) or ADVICE.search(ln)) or NO_ERROR.search(ln) or \
-                WENT_ON.search(ln):
+                WENT_ON.search(ln) or GOES_ON.search(ln):
             return None
     return after

@@ -29,3 +29,16 @@ def test_a_line_of_results_a_closing_word_or_going_on_is_no_explanation(after):
 def test_more_lines_than_an_explanation_are_none():
     lines = ["Error: x"] + ["Check the manual"] * (EXPLAINED_LINES + 1)
     assert explanation(lines, 0, len(lines) - 1) is None
+
+
+@pytest.mark.parametrize("after", [
+    "Computed energy: -76.0267 (expected -76.0267)", "Total energy -76.0267 as expected",
+    "Invalid samples: 0", "Missing samples: 0", "Unknown atom types: 0",
+    "See results.h5 for the output", "Check run.log for the timings",
+    "Check results: all values within tolerance", "CUDA devices not found, running on CPU",
+    "Plugin is optional; see the manual to enable HDF5 output",
+    "LC_ALL must be set to a valid locale",
+])
+def test_a_result_tally_pointer_or_going_on_under_an_error_is_no_explanation(after):
+    # RW2: these words made a good run's mid-run error its ending error.
+    assert explanation(["Error: could not write plot.png", after], 0, 1) is None
