@@ -159,21 +159,32 @@ def cause_then_quit(line: str) -> bool:
 _SEARCH_DONE = re.compile(r"\b(?:further|better|improv\w*|any\s*more|any\s+longer)\b|"
                           r"\b(?:find|get|fetch|receive|obtain|pull|claim|take)\s+more\b",
                           re.IGNORECASE)
-#: A tally right after a cause, in its clause: "Tasks not found in queue: 0, exiting", "not
-#: found: 0; terminating" count what was not found (s46 review RV9); a file named after the
-#: colon is a cause ("not found: 3.in, exiting").
-_TALLY_AFTER = re.compile(r"^[^,;:=]*[:=]\s*\d+(?:\.\d+)?\s*(?:[,;]|\.(?!\w)|-|$)")
+#: A missing resource in the cause's clause, even beside :data:`_SEARCH_DONE`'s words: "Cannot
+#: open any more files" (EMFILE), "Unable to get more memory" (s46 review RW1).
+_RESOURCE = re.compile(r"\b(?:open|read|write|load|allocate|alloc|malloc|memory|files?|units?)\b",
+                       re.IGNORECASE)
+#: A file name or path, whose words are none of :data:`_SEARCH_DONE`'s ("further.in",
+#: "improved_mesh.msh", s46 review RW1).
+_PATH = re.compile(r"[\w-]+(?:[./][\w-]+)+|\w*_\w*")
+#: A tally of none right after a cause, in its clause: "Tasks not found in queue: 0, exiting",
+#: "not found: 0; terminating" count what was not found (s46 review RV9); another number is no
+#: tally ("cannot open unit=10", "Error code not found: 42", s46 review RW1), nor a file named
+#: after the colon ("not found: 3.in, exiting").
+_TALLY_AFTER = re.compile(r"^[^,;:=]*:\s*0+(?:\.0+)?\s*(?:[,;]|\.(?!\w)|-|$)")
 
 
 def search_done(cause: str, after: str) -> bool:
     """Whether a ``cause`` (the words :data:`CAUSE_THEN_QUIT` found) and the words ``after``
     it up to the stop are a search that ended or a tally, not a cause: :data:`_SEARCH_DONE`
-    words in its clause (only there: "cannot open in.dat; no further steps, exiting" is a
-    missing file), or a count right after it (:data:`_TALLY_AFTER`)."""
+    words in its clause outside file names (only there: "cannot open in.dat; no further steps,
+    exiting" is a missing file) and no missing resource (:data:`_RESOURCE`), or a count of none
+    right after it (:data:`_TALLY_AFTER`)."""
     from hpcds1mpi.measure.negation import CLAUSE
 
     clause = after[:end.start()] if (end := CLAUSE.search(after)) else after
-    return bool(_SEARCH_DONE.search(f"{cause}{clause}") or _TALLY_AFTER.match(after))
+    words = _PATH.sub(" ", f"{cause}{clause}")
+    return bool(_SEARCH_DONE.search(words) and not _RESOURCE.search(words)) or \
+        bool(_TALLY_AFTER.match(after))
 
 
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").

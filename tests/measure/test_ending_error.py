@@ -256,6 +256,11 @@ def test_a_search_that_ended_or_a_tally_before_a_stop_stays_ok(last):
 @pytest.mark.parametrize("last", [
     "cannot allocate more memory, exiting", "cannot open input.in; no further steps, exiting",
     "file not found: 3.in, exiting",
+    # s46 review RW1: a missing resource with "more", such words in a file name, a number
+    # that counts nothing.
+    "Cannot open any more files, exiting", "Unable to get more memory, terminating",
+    "Cannot open improved_mesh.msh, exiting", "Unable to open file further.in, stopping.",
+    "cannot open unit=10, stopping", "Error code not found: 42 - terminating",
 ])
 def test_a_missing_thing_beside_such_words_is_still_failed(last):
     assert classify({**BASE, "stdout": f"step 1\nResult: E=-1.0\n{last}\n"}, 60) == (
