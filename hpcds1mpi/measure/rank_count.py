@@ -178,11 +178,19 @@ def line_shape(line: str) -> str:
 
 def one_word_apart(lines: list[str]) -> bool:
     """Whether ``lines``, their numbers set aside (:func:`line_shape`), hold the same words
-    but in one place: copies naming each its own host, not a header and a summary."""
+    but in one place, where each names a host (:data:`_HOST_LIKE`): copies naming each its own
+    host, not a header and a summary ("Job started on 1 node" / "Job finished on 1 node", s46
+    review RW5)."""
     words = [line_shape(line).split() for line in lines]
     if len({len(each) for each in words}) != 1:
         return False
-    return sum(len(set(column)) > 1 for column in zip(*words)) == 1
+    differ = [column for column in zip(*words) if len(set(column)) > 1]
+    return len(differ) == 1 and all(map(_HOST_LIKE.search, differ[0]))
+
+
+#: A word shaped as a host name, not an ordinary word: a number in it (``#`` after
+#: :func:`line_shape`), a dot, dash or underscore, or a capital after a small letter ("nodeA").
+_HOST_LIKE = re.compile(r"[#._-]|[a-z][A-Z]")
 
 
 def _shown(line: str) -> str:

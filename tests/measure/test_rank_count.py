@@ -242,3 +242,13 @@ def test_copies_whose_other_line_lies_before_the_tail_are_not_one_job():
         with pytest.raises(LaunchError, match="not one job .* each rank saw a world of 1"):
             readings.check_ranks(found, 2, "rk size 1 N1xR2xT1", ["mpirun", "-n", "2"],
                                  outputs)
+
+
+def test_a_header_and_summary_a_verb_apart_with_a_count_of_one_name_the_regex_first():
+    """Was (s46 review RW5): "Job started on 1 node" / "Job finished on 1 node", one job's lines
+    a word apart, were taken for copies on two hosts and the launcher blamed alone."""
+    readings = Readings.of(ranks_regex=r"on (\d+) nodes?")
+    out = ("Job started on 1 node with 2 MPI ranks\nstep 1\n"
+           "Job finished on 1 node with 2 MPI ranks\n")
+    with pytest.raises(ConfigError, match="most likely the regex reads another number"):
+        readings.check_ranks(readings.read(out), 2, "app", ["mpirun", "-n", "2"], (out, ""))
