@@ -154,7 +154,9 @@ def _is_header(line: str, header: list[str], ends_with_delimiter: bool) -> bool:
     fields = [f.strip() for f in line.split("|")]
     if ends_with_delimiter and fields[-1] == "":
         fields.pop()
-    if not {"JobID", "JobIDRaw"} & set(fields) or any(_JOB_ID.fullmatch(f) for f in fields):
+    # any case: the first header's was read through column_names.sacct_case (s46 review RW4)
+    if not {"jobid", "jobidraw"} & {f.lower() for f in fields} or \
+            any(_JOB_ID.fullmatch(f) for f in fields):
         return False
     return header_again(fields, header, certain=True, also=", or -p after -P")
 

@@ -96,11 +96,13 @@ def header_again(fields: list[str], header: list[str], where: str = "",
     Raises:
         IngestError: a header line naming other columns.
     """
+    # In any case: the header was read with sacct's names case-fixed (s46 review RW4).
+    header = [name.lower() for name in header]
     names = set(header) - {""}
     # The first fields first: a data row of a big log never pays for the whole row.
-    if not certain and not names & {f.strip().lstrip("\ufeff") for f in fields[:3]}:
+    if not certain and not names & {f.strip().lstrip("\ufeff").lower() for f in fields[:3]}:
         return False
-    fields = [f.strip().lstrip("\ufeff") for f in fields]
+    fields = [f.strip().lstrip("\ufeff").lower() for f in fields]
     if fields == header:
         return True
     if not certain and (len(names) < 2 or sum(f in names for f in fields) * 2 <= len(names)):

@@ -399,6 +399,22 @@ def test_a_second_header_of_other_columns_is_refused(tmp_path):
         read_job_log(path)
 
 
+def test_two_exports_joined_with_both_headers_in_lowercase(tmp_path):
+    """s46 review RW4: a lowercase header is read as sacct's, but its repeat was not known
+    (compared in sacct's case): job 101 was dropped as a forged record."""
+    from hpcds1mpi.records.ingest.sacct_records import REPEATED_HEADER
+
+    header = ("jobid|jobname|user|account|partition|submit|start|end|elapsedraw|timelimit|"
+              "alloccpus|nnodes|state|exitcode")
+    job = ("{}|a|alice|proj|batch|2026-12-01T10:00:00|2026-12-01T10:01:00|2026-12-01T10:11:00|"
+           "600|00:20:00|2|1|COMPLETED|0:0")
+    path = tmp_path / "joined.txt"
+    path.write_text("\n".join([header, job.format(101), header, job.format(102)]) + "\n")
+    df, report = read_job_log(path)
+    assert sorted(df["job_id"]) == ["101", "102"] and not report.dropped
+    assert report.notes[REPEATED_HEADER] == 1
+
+
 def test_a_job_cancelled_while_held_never_started():
     """s31 tester R6: held with --hold, then scancel: Slurm writes Start = End, and it read as
     started after a 2 s wait."""

@@ -18,3 +18,9 @@ def test_the_same_header_again_is_skipped_and_another_refused():
         header_again(["JobID", "Account", "User", "State"], header, "f.csv: ")
     with pytest.raises(IngestError, match="other columns, or -p after -P"):
         header_again(["JobID", "State"], header, certain=True, also=", or -p after -P")
+
+
+def test_the_same_header_again_in_another_case_is_skipped():
+    # s46 review RW4: the first header was read with sacct's names case-fixed, its repeat not
+    header = ["JobID", "User", "Account", "State"]
+    assert header_again(["jobid", "user", "account", "state"], header)
