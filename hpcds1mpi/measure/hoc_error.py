@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 
-#: An error's place on the line under it, NEURON's " near line 1" (" in bad.hoc near line 7" is
-#: joined to the error by :func:`~hpcds1mpi.measure.program_lines.program_lines`), tagged with its
-#: rank ("0  near line 1") at several ranks.
+#: An error's place on the line under it, NEURON's " near line 1", tagged with its rank ("0  near
+#: line 1") at several ranks: :func:`~hpcds1mpi.measure.program_lines.program_lines` joins it to
+#: the line above (interleaved ranks' too) unless that was blank then, an error section's one
+#: line put back as its message after (s47: the only input left to it).
 PLACE = re.compile(r"^(?:\d+ +)?(?:in \S.* )?near line \d+$")
 #: The error, "<program>: <message>" (its rank tag aside): "nrniv: hhx is not a MECHANISM",
 #: "0 nrniv: ...", "nrniv: syntax error in ring.hoc near line 12".

@@ -37,3 +37,22 @@ def test_a_ranks_tag_a_joined_file_and_another_program_name_are_read(text, found
 ])
 def test_an_error_without_its_place_or_a_warning_is_none(text):
     assert hoc_error(text, "") == ("", "")
+
+
+def test_interleaved_ranks_places_are_joined_before_the_error_is_read():
+    """A place of a rank with no error of its own above (ranks' lines interleaved) is joined to
+    the line above it by ``program_lines``: read by the joined place, not the line under (s47)."""
+    text = ("0 nrniv: hhx is not a MECHANISM\n1 nrniv: hhy is not a MECHANISM\n"
+            "2  near line 4\n")
+    assert hoc_error(text, "") == ("nrniv: hhy is not a MECHANISM near line 4",
+                                   "nrniv: hhy is not a MECHANISM")
+
+
+def test_a_place_under_an_error_put_back_after_the_join_is_still_read():
+    """Why :data:`~hpcds1mpi.measure.hoc_error.PLACE` stays (s47): an error section's one line,
+    blank when the place under it was read ("MPI_Abort": a launcher's words), is put back as
+    the section's message after, so the place is left on the line under its error."""
+    text = ("[0]---------- Fatal error in hoc ----------\n[0]nrniv: error calling MPI_Abort\n"
+            " near line 3\n")
+    assert hoc_error(text, "") == ("nrniv: error calling MPI_Abort near line 3",
+                                   "nrniv: error calling MPI_Abort")
