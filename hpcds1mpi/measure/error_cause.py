@@ -146,7 +146,8 @@ WENT_ON = Unnegated(re.compile(r"\busing\b.{0,200}\bdefaults?\b|\bignor(?:e|ed|i
 
 #: How far before a refusal its program's progress lines are looked for (:func:`went_on_after`).
 PROGRESS_LINES = 200
-#: A number in a line, masked to compare progress lines.
+#: A number in a line, masked to compare progress lines: digits only, so "dt=-1" is no step
+#: on from "dt=1" ("1.5" none from "15"), as it would be under ``rank_count.line_shape``'s mask.
 _DIGITS = re.compile(r"\d+")
 
 

@@ -172,7 +172,8 @@ def cut_outputs(outputs: tuple[str, str]) -> bool:
 
 def line_shape(line: str) -> str:
     """A matched line with its numbers set aside: each copy of a program prints the same line
-    with its own timings in it."""
+    with its own timings in it. Not :data:`~hpcds1mpi.measure.repeat_folders._NUMBER`'s mask nor
+    :data:`~hpcds1mpi.measure.error_cause._DIGITS`'s: each tells other lines alike (s47)."""
     return re.sub(r"[-+]?\d[\d.eE+-]*", "#", " ".join(line.split()))
 
 

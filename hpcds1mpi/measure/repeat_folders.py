@@ -83,6 +83,7 @@ FRESH = ".hpcds1mpi-repeat-"
 OWN_LOCK = ".hpcds1mpi-lock"
 #: A number, set aside where lines are compared: an address in hex too ("[0x7f65d532b050]" in
 #: a crash trace differs per run: it had been a new error line, read as a collision, s45 P2).
+#: Its own: "1,5", "0:41", "0x7f" one number each, where ``rank_count.line_shape`` reads two.
 _NUMBER = re.compile(r"[-+]?\b0[xX][0-9a-fA-F]+|[-+]?\d[\d.,:eE+-]*")
 #: Words of a program that replaces what it found: no collision.
 _GOES_ON = re.compile(r"(?<!not )\boverwrit(es|ing|ten)\b|(?<!not )\breplac(es|ing)\b", re.IGNORECASE)
