@@ -69,7 +69,8 @@ EARLIER_RUN = re.compile(r"\b(?:previous|earlier|prior|last|former)\s+(?:\w+\s+)
 #: not possible", s45 tester F7; "No restart possible", "Restart file corrupt", s46), not a
 #: note on another run. "from" only before a checkpoint:
 #: "Resuming from failed step 3" is a recovery from an earlier failure. No two runs of spaces
-#: side by side: a long one made it quadratic, 500 s on a 100 kB line (s45 review RV4).
+#: side by side: a long one made it quadratic, 500 s on a 100 kB line (s45 review RV4). Its
+#: cannot-words are not negation.CANNOT's: "Will not restart: ..." is a choice, ok (s47).
 FAILED_RECOVERY = re.compile(
     r"\b(?:restart|resum|recover)\w*(?:\s+(?!from\b|after\b)\w+){0,4}?\s+"
     r"(?:failed|fails|failure|unsuccessful|impossible|not\s+possible|errors?)\b"

@@ -160,11 +160,13 @@ _SEARCH_DONE = re.compile(r"\b(?:further|better|improv\w*|any\s*more|any\s+longe
                           r"\b(?:find|get|fetch|receive|obtain|pull|claim|take)\s+more\b",
                           re.IGNORECASE)
 #: A missing resource in the cause's clause, even beside :data:`_SEARCH_DONE`'s words: "Cannot
-#: open any more files" (EMFILE), "Unable to get more memory" (s46 review RW1).
+#: open any more files" (EMFILE), "Unable to get more memory" (s46 review RW1). Not error_cause's
+#: MISSING (a file's absence): "get more memory" would end a search there (s47).
 _RESOURCE = re.compile(r"\b(?:open|read|write|load|allocate|alloc|malloc|memory|files?|units?)\b",
                        re.IGNORECASE)
 #: A file name or path, whose words are none of :data:`_SEARCH_DONE`'s ("further.in",
-#: "improved_mesh.msh", s46 review RW1).
+#: "improved_mesh.msh", s46 review RW1). Not error_cause's NAMED_FILE: "improved_mesh", no
+#: extension, is a name here, none there ("could not find improved_mesh, stopping", s47).
 _PATH = re.compile(r"[\w-]+(?:[./][\w-]+)+|\w*_\w*")
 #: A tally of none right after a cause, in its clause: "Tasks not found in queue: 0, exiting",
 #: "not found: 0; terminating" count what was not found (s46 review RV9); another number is no

@@ -41,6 +41,8 @@ ADVICE = re.compile(
     r"conventions?|syntax|format|usage)\b|--help))", re.IGNORECASE)
 #: Words of a line saying the program went on that :data:`~hpcds1mpi.measure.error_cause.WENT_ON`
 #: does not know: "CUDA devices not found, running on CPU", "continuing", "falling back" (RW2).
+#: Not merged into it (s47): "running" would clear names_cause's "cannot open in.dat while
+#: running step 3", and its "not continuing" that WENT_ON denies still ends no explanation here.
 GOES_ON = re.compile(r"\b(?:running|continuing|proceeding|falling\s+back|optional)\b",
                      re.IGNORECASE)
 
