@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport
-# the fewest jobs a file's unit is judged on: one number for its run times and its limits
-from .time_limits import MIN_JUDGED
+from .unit_verdict import MIN_JUDGED, another_unit  # noqa: F401 (MIN_JUDGED re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -92,7 +91,7 @@ def check_run_times(df: "pd.DataFrame", path: str | Path, kind: str,
         matched = judged & (np.abs(run_v * seconds - np.where(known, span_v, 0.0))
                             <= 0.5 * max(seconds, 1.0) + slack)
         matched &= np.abs(run_v - np.where(known, span_v, 0.0)) > slack  # seconds would not do
-        if judged.sum() >= MIN_JUDGED and 2 * matched.sum() > judged.sum():
+        if another_unit(judged.sum(), matched.sum()):
             way = "shorter" if seconds > 1 else "longer"
             factor = seconds if seconds > 1 else 1 / seconds
             raise IngestError(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from hpcds1mpi.errors import IngestError
 
 from .schema import FileReport
+from .unit_verdict import MIN_JUDGED, another_unit  # noqa: F401 (MIN_JUDGED re-exported)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -36,8 +37,6 @@ READ_AS = {
 
 #: A completed job that ran this many times its limit cannot have had that limit.
 OVERRUN_FACTOR = 2.0
-#: Fewest completed jobs with a run time and a limit that the unit is judged on.
-MIN_JUDGED = 20
 
 
 def check_time_limits(df: "pd.DataFrame", path: str | Path, kind: str,
@@ -57,7 +56,7 @@ def check_time_limits(df: "pd.DataFrame", path: str | Path, kind: str,
         limit = df["time_limit_s"]
     judged = (df["status"] == "ok").fillna(False) & df["runtime_s"].notna() & limit.notna()
     over = df["runtime_s"][judged] > OVERRUN_FACTOR * limit[judged]
-    if judged.sum() >= MIN_JUDGED and 2 * over.sum() > judged.sum():
+    if another_unit(judged.sum(), over.sum()):
         raise IngestError(f"{path}: {int(over.sum())} of {int(judged.sum())} completed jobs ran "
                           f"more than {OVERRUN_FACTOR:g}x their time limit, so {field} "
                           f"cannot be in {unit}, the unit this reader takes; convert it to "
