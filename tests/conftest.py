@@ -169,6 +169,14 @@ def _require_slurm() -> str:
     return conf
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test that needs the test Slurm through a fixture is a Slurm test too: `scripts/test`
+    # runs `-m slurm` beside the rest, so none may be left out of it.
+    for item in items:
+        if "slurm" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slurm)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("slurm") is not None:
         _require_slurm()
