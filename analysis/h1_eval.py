@@ -23,8 +23,9 @@ Run::
     python -m hpcds1mpi.analysis.h1_eval --telemetry ref.h5 --name reference
     python -m hpcds1mpi.analysis.h1_eval --jobs jobs.parquet --name jobs
 
-Writes ``analysis/results/h1_<name>.json`` and ``.md`` (the scores: ``h1_scores.py``; the
-report's tables and summary: ``h1_report.py``).
+Writes ``h1_<name>.json`` and ``.md`` into ``--out-dir`` (default: the current folder; files
+already there are replaced only with ``--force``) (the scores: ``h1_scores.py``; the report's
+tables and summary: ``h1_report.py``).
 """
 
 from __future__ import annotations
@@ -37,10 +38,9 @@ import numpy as np
 import pandas as pd
 
 from .h1_report import markdown, notes, summarise
-from .h1_results import write_results
+from .h1_results import add_output_options, claim_results, write_results
 from .h1_scores import REFERENCE_MODEL, average_seeds, interpolation_reference, scores
 
-RESULTS = Path(__file__).resolve().parent / "results"
 TARGETS = ("runtime_s", "energy_j")
 LATENCY_ROWS = 10_000
 
@@ -313,10 +313,12 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--max-rows", type=int, default=None,
                         help="random subset of rows (for quick runs on big job tables)")
     parser.add_argument("--machine", default=None)
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    add_output_options(parser)
     args = parser.parse_args(argv)
     if not args.telemetry and not args.jobs:
         parser.error("give --telemetry FILE.h5 or --jobs FILE.parquet")
+    name = args.name or Path((args.telemetry or args.jobs)[0]).stem
+    stem = claim_results(Path(args.out_dir) / f"h1_{name}", args.force)
     frame, kind = load_frame(args.telemetry, args.jobs, args.machine)
     if args.max_rows and len(frame) > args.max_rows:
         frame = frame.sample(args.max_rows, random_state=args.seed).reset_index(drop=True)
@@ -357,7 +359,6 @@ def main(argv: list[str] | None = None) -> dict:
 
     energy = frame.loc[frame["status"] == "ok", "energy_source"].astype(str).unique().tolist() \
         if "energy_source" in frame.columns else []
-    name = args.name or Path((args.telemetry or args.jobs)[0]).stem
     results = {
         "name": name, "kind": kind, "source": ", ".join(args.telemetry + args.jobs),
         "n_rows": int(len(frame)), "n_workloads": int(frame["workload"].nunique()),
@@ -371,7 +372,7 @@ def main(argv: list[str] | None = None) -> dict:
         "summary": summarise(rows),
         "notes": notes(frame, rows),
     }
-    return write_results(results, Path(args.out_dir) / f"h1_{name}", markdown, "summary")
+    return write_results(results, stem, markdown, "summary")
 
 
 if __name__ == "__main__":

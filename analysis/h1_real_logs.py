@@ -25,9 +25,11 @@ every kept row. Both caps are recorded in the results.
 Run::
 
     .venv/bin/python -m hpcds1mpi.analysis.h1_real_logs \
-        ../shared/data/joblogs/marconi100-2022-01-subset.parquet --name marconi100 --seeds 3
+        ../shared/data/joblogs/marconi100-2022-01-subset.parquet --name marconi100 --seeds 3 \
+        --out-dir analysis/results --force
 
-Writes ``analysis/results/h1_real_logs_<name>.json`` and ``.md``.
+Writes ``h1_real_logs_<name>.json`` and ``.md`` into ``--out-dir`` (default: the current folder;
+files already there are replaced only with ``--force``: ``h1_results.claim_results``).
 """
 
 from __future__ import annotations
@@ -39,10 +41,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .h1_results import run_info, write_results
+from .h1_results import add_output_options, claim_results, run_info, write_results
 from .h1_scores import average_seeds, mape, r2
 
-RESULTS = Path(__file__).resolve().parent / "results"
 #: Job-table columns known at submission, used when a table has them (and they vary).
 CATEGORICAL = ("user", "account", "partition", "queue", "workload")
 NUMERIC = ("req_nodes", "req_procs", "req_gpus", "time_limit_s", "mem_req_gb")
@@ -362,8 +363,9 @@ def main(argv: list[str] | None = None) -> dict:
                         help="random subset of the completed jobs (kept in submit order)")
     parser.add_argument("--without", action="append", default=[],
                         help="a job-table column not to use as a feature (repeatable)")
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    add_output_options(parser)
     args = parser.parse_args(argv)
+    stem = claim_results(Path(args.out_dir) / f"h1_real_logs_{args.name}", args.force)
     from hpcds1mpi.surrogates.embedding import TabNetEmbedding
 
     t_start = time.perf_counter()
@@ -385,8 +387,7 @@ def main(argv: list[str] | None = None) -> dict:
             "rows_per_seed": per_seed, "findings": findings(rows),
             "seconds": time.perf_counter() - t_start,
         }
-        return write_results(results, Path(args.out_dir) / f"h1_real_logs_{args.name}",
-                             markdown, quiet=not complete)
+        return write_results(results, stem, markdown, quiet=not complete)
 
     for split in args.splits.split(","):
         train_rows, test_rows = split_rows(jobs, split, args.seed)

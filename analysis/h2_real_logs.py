@@ -33,7 +33,9 @@ Run::
     .venv/bin/python -m hpcds1mpi.analysis.h2_real_logs eurora \
         ../shared/data/joblogs/CINECA-Eurora-2014-predicted-power.csv --evals 8,12,16
 
-Writes ``analysis/results/h2_real_logs_<log>.json`` and ``.md``.
+Writes ``h2_real_logs_<log>[_<tag>].json`` and ``.md`` into ``--out-dir`` (default: the current
+folder; files already there are replaced only with ``--force``); ``--out-dir analysis/results
+--force`` remakes a checkout's committed ones.
 """
 
 from __future__ import annotations
@@ -47,8 +49,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .h1_real_logs import (RESULTS, feature_columns, load_jobs, log_runtime, run_info,
-                           split_rows, submit_features, write_results)
+from .h1_real_logs import (feature_columns, load_jobs, log_runtime, run_info, split_rows,
+                           submit_features)
+from .h1_results import add_output_options, claim_results, write_results
 
 METHODS = ("mobo", "sobo-runtime", "sobo-power", "random")
 POWER_COLUMN = "avg_power_w"
@@ -306,8 +309,10 @@ def main(argv: list[str] | None = None) -> dict:
                         help="a job-table column not to use as a feature (repeatable)")
     parser.add_argument("--max-jobs", type=int, default=None)
     parser.add_argument("--tag", default="", help="results file suffix (h2_real_logs_<log>_<tag>)")
-    parser.add_argument("--out-dir", default=str(RESULTS))
+    add_output_options(parser)
     args = parser.parse_args(argv)
+    stem = claim_results(Path(args.out_dir) / f"h2_real_logs_{args.log}"
+                         f"{'_' + args.tag if args.tag else ''}", args.force)
     warnings.simplefilter("ignore")
     import torch
 
@@ -374,7 +379,6 @@ def main(argv: list[str] | None = None) -> dict:
         "findings": findings(summary, evals, fronts, records) if summary else [],
         "seconds": time.perf_counter() - t_start,
     }
-    stem = Path(args.out_dir) / f"h2_real_logs_{args.log}{'_' + args.tag if args.tag else ''}"
     return write_results(doc, stem, markdown)
 
 

@@ -13,19 +13,18 @@ random subsets of the training rows, a learning curve of how the loss shrinks as
 Run: ``python analysis/sampling_control.py`` for the reference telemetry (~1 min); add
 ``--telemetry data/sampling_dense/telemetry.h5 --name dense`` (three kernels at ~20 sizes) or
 ``--telemetry data/reference_fine/telemetry.h5 --name fine`` (the reference plan at 17 sizes),
-and ``--fractions 0.5,0.75,1.0`` for the curve. Writes
-``analysis/results/sampling_control[_NAME].json`` and ``.md``.
+and ``--fractions 0.5,0.75,1.0`` for the curve. Writes ``sampling_control[_NAME].json`` and
+``.md`` into ``--out-dir`` (default: the current folder; files already there are replaced only
+with ``--force``; ``--out-dir analysis/results --force`` remakes a checkout's committed ones).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
 REPO = Path(__file__).resolve().parents[1]
 REFERENCE = REPO / "data" / "reference" / "telemetry.h5"
 #: A fraction's training subset for seed s is drawn with this seed offset (independent of the
@@ -117,6 +116,7 @@ def verdict_for(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     from hpcds1mpi.analysis import h1_eval
+    from hpcds1mpi.analysis.h1_results import add_output_options, claim_results, write_results
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--telemetry", default=str(REFERENCE))
@@ -124,8 +124,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--fractions", default="1.0",
                         help="fractions of the training rows (a learning curve), e.g. 0.5,1.0")
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--out-dir", default=str(RESULTS))
     parser.add_argument("--name", default="", help="results file suffix (sampling_control_NAME)")
+    add_output_options(parser)
     args = parser.parse_args(argv)
     try:
         fractions = sorted({float(f) for f in args.fractions.split(",")} | {1.0})
@@ -133,6 +133,9 @@ def main(argv: list[str] | None = None) -> dict:
         fractions = [float("nan")]
     if not 0.0 < fractions[0] <= fractions[-1] <= 1.0:
         parser.error(f"--fractions must lie in (0, 1], got {args.fractions}")
+    stem = claim_results(Path(args.out_dir) / ("sampling_control"
+                                               + (f"_{args.name}" if args.name else "")),
+                         args.force)
     frame, kind = h1_eval.load_frame([args.telemetry], [])
     shown = Path(args.telemetry).resolve()
     if shown.is_relative_to(REPO):
@@ -171,11 +174,7 @@ def main(argv: list[str] | None = None) -> dict:
                       f"(± {r['loss_se']:.2f}) |")
         md.append("")
     md.append(verdict)
-    out_dir = Path(args.out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = "sampling_control" + (f"_{args.name}" if args.name else "")
-    (out_dir / f"{stem}.json").write_text(json.dumps(out, indent=2))
-    (out_dir / f"{stem}.md").write_text("\n".join(md) + "\n")
+    write_results(out, stem, lambda doc: "\n".join(md) + "\n", quiet=True)
     print("\n".join(md))
     return out
 

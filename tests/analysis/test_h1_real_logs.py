@@ -115,3 +115,17 @@ def test_main_writes_tables_with_command_sizes_and_findings(marconi_slice, tmp_p
     assert "runtime_s" not in doc["features"] and doc["complete"] is True
     assert "chronological split" in md and "the main result" in md
     assert any("embedding" in line for line in doc["findings"])
+
+
+def test_main_writes_into_the_current_folder_and_force_replaces(marconi_slice, tmp_path,
+                                                                 monkeypatch):
+    """No --out-dir: the results land where the command is run (s47 tester N8: they went into
+    the package's own analysis/results/, replacing its committed files)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "h1_real_logs_tiny.md").write_text("an earlier run\n")
+    h1.main([str(marconi_slice), "--name", "tiny", "--seeds", "1", "--epochs", "2",
+             "--families", "xgboost", "--rates", "1.0", "--splits", "random", "--no-tabnet",
+             "--threads", "1", "--force"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h1_real_logs_tiny.json",
+                                                         "h1_real_logs_tiny.md"]
+    assert (tmp_path / "h1_real_logs_tiny.md").read_text().startswith("# H1 on a real log: tiny")
