@@ -353,9 +353,14 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
             str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
             problem.ref_point, labels=[label[c] for c in columns],
             title=f"{workload} size {size} on {part.name} ({space} space, {source})"))})
+    # One "budget" figure, the asked --budget (s47 tester N6: this line gave the evaluations
+    # run, the next one --budget); the evaluations follow when they differ from it.
+    used = summaries[methods[0]]["evaluations"]
     click.echo(f"{workload} size {size} on {part.name}: {len(problem.candidates)} candidate"
                f"{'' if len(problem.candidates) == 1 else 's'}, "
-               f"objective {source}, budget {main.budget}")
+               f"objective {source}, budget {budget}"
+               + (f", {used} evaluation{'' if used == 1 else 's'}"
+                  f"{' per method' if len(methods) > 1 else ''}" if used != budget else ""))
     click.echo(f"reference point (fixed): {', '.join(f'{v:.6g}' for v in problem.ref_point)}")
     if exactly:
         n = len(problem.candidates)

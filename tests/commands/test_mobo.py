@@ -518,3 +518,25 @@ def test_the_command_writes_the_front_as_recommend_reads_it(tmp_path):
         want = predict_configs(bundle, "stencil", 256, partition_for_bundle(bundle, None),
                                [config])[0]
         assert float(row["runtime_s"]) == pytest.approx(want["runtime_s"])
+
+
+@pytest.mark.parametrize("budget, header_end", [
+    ("300", "budget 300, 8 evaluations"),  # the space within the budget: every candidate
+    ("6", "budget 6"),
+])
+def test_the_header_gives_one_budget_the_asked_one(tmp_path, cluster_file, budget, header_end):
+    """s47 tester N6: the header's "budget" was the evaluations run (8) and the next line's the
+    asked --budget (300); both now say --budget, the evaluations named as such."""
+    from click.testing import CliRunner
+
+    from hpcds1mpi.commands.mobo import command
+
+    argv = [*ANALYTIC[1:], "--cluster", str(cluster_file), "--out", str(tmp_path / "out"),
+            "--space", "nodes"]
+    argv[argv.index("--budget") + 1] = budget
+    res = CliRunner().invoke(command, argv, catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0].endswith(f"objective modelled, {header_end}"), lines[0]
+    budgets = {m for line in lines for m in re.findall(r"budget (\d+)", line)}
+    assert budgets == {budget}
