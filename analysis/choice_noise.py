@@ -149,7 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("telemetry")
     parser.add_argument("--json", dest="json_out")
     parser.add_argument("--markdown", dest="md_out")
+    parser.add_argument("--force", action="store_true",
+                        help="replace results files already there")
     args = parser.parse_args(argv)
+    from hpcds1mpi.analysis.h1_results import claim_files
+
+    claim_files([p for p in (args.json_out, args.md_out) if p], args.force,
+                "--json / --markdown path")
     from hpcds1mpi.records.telemetry import read_detail, read_runs
 
     rows = problem_rows(read_runs(args.telemetry), read_detail(args.telemetry, "repeats"))

@@ -293,6 +293,8 @@ def main(argv=None) -> int:
     parser.add_argument("--write-calibration", action="store_true",
                         help="store the fitted confidence map and the guard calibration in "
                         "the model directory")
+    parser.add_argument("--force", action="store_true",
+                        help="replace results files already there")
     args = parser.parse_args(argv)
 
     from hpcds1mpi.decide.model_bundle import load_model
@@ -301,6 +303,10 @@ def main(argv=None) -> int:
     # One measured outcome per configuration: a sweep in rounds gives each configuration's median.
     frame = rounds.read_or_exit(parser.prog, rounds.measured_outcomes, args.telemetry,
                                 args.first_rounds, args.pool_sweeps)
+    from hpcds1mpi.analysis.h1_results import claim_files
+
+    # after the options' checks, before the folds' minutes of training
+    claim_files([Path(args.out), Path(args.out).with_suffix(".md")], args.force, "--out")
     bundle = load_model(args.model)
 
     from hpcds1mpi.surrogates.models import KNOB_FEATURES

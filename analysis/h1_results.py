@@ -3,10 +3,11 @@ pair.
 
 Every analysis script that writes a results pair takes ``--out-dir`` (default: the current
 folder, as any HPC tool writes where it is run) and ``--force``: a results file already there
-(an earlier run's, a committed one's in a checkout) is replaced only with ``--force``, and that
-is checked before any work is done (s47 tester N8: the default was the package's own
+(an earlier run's, a committed one's in a checkout) is replaced only with ``--force``, checked
+before any work is done (s47 tester N8: the default was the package's own
 ``analysis/results/``, whatever the current folder, and a rerun replaced the committed results
-without a word).
+without a word). The scripts whose results files are named one by one (``--json``,
+``--markdown``, ``--out``) check them the same way (:func:`claim_files`).
 """
 
 from __future__ import annotations
@@ -47,21 +48,27 @@ def claim_results(stem: Path, force: bool) -> Path:
 
     Called before the work (hours on a real log), so that a refusal costs nothing.
     """
+    claim_files(results_files(stem), force, "--out-dir")
+    return stem
+
+
+def claim_files(paths, force: bool, option: str) -> None:
+    """Return if every file of ``paths`` may be written (an existing one only with ``force``),
+    else print one line naming ``option`` on stderr and exit 2; before any work is done."""
     from hpcds1mpi.atomic import check_output_file, check_output_folder
     from hpcds1mpi.errors import HpcdsError, OutputError
 
     try:
-        check_output_folder(stem.parent, "results")
-        for path in results_files(stem):
+        for path in map(Path, paths):
+            check_output_folder(path.parent, "results")
             if path.parent.is_dir():
                 check_output_file(path, "results")
             if path.exists() and not force:
                 raise OutputError(f"{path} exists; pass --force to replace it, or choose "
-                                  "another --out-dir")
+                                  f"another {option}")
     except HpcdsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
-    return stem
 
 
 def write_results(doc: dict, stem: Path, render, lines: str = "findings",

@@ -123,7 +123,13 @@ def main(argv=None) -> int:
     parser.add_argument("--after", required=True)
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--out", default="benchmarks/results/system1_speed_ranking")
+    parser.add_argument("--force", action="store_true",
+                        help="replace results files already there")
     args = parser.parse_args(argv)
+    from hpcds1mpi.analysis.h1_results import claim_files
+
+    claim_files([Path(args.out).with_suffix(".json"), Path(args.out).with_suffix(".md")],
+                args.force, "--out")
     load0 = os.getloadavg()[0]
     res = compare(load_bundle(args.before), load_bundle(args.after), rounds=args.rounds)
     res.update(before_bundle=args.before, after_bundle=args.after, load_before=load0,

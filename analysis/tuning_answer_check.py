@@ -68,7 +68,14 @@ def main(argv=None) -> int:
     parser.add_argument("report", help="benchmarks/tuning.py's .json")
     parser.add_argument("other", nargs="+", help="the other sweeps' telemetry (.h5)")
     parser.add_argument("--out", default=None, help="results path without suffix")
+    parser.add_argument("--force", action="store_true",
+                        help="replace results files already there")
     args = parser.parse_args(argv)
+    if args.out:
+        from hpcds1mpi.analysis.h1_results import claim_files
+
+        claim_files([Path(args.out).with_suffix(".json"), Path(args.out).with_suffix(".md")],
+                    args.force, "--out")
     try:
         report = json.loads(Path(args.report).read_text())
         report["per_problem"]

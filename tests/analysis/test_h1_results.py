@@ -1,18 +1,27 @@
 """Where the analyses' results files go (s47 tester N8): ``--out-dir``, by default the current
 folder, never the package's own ``analysis/results/``; a file already there is replaced only
-with ``--force``, refused in one line before any work."""
+with ``--force``, refused in one line before any work; the scripts whose files are named one
+by one (``--json``, ``--markdown``, ``--out``) alike."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.analysis import h1_eval, h1_real_logs, h1_results, h2_real_logs, sampling_control
+from hpcds1mpi.analysis import (choice_noise, eval_system1, h1_eval, h1_real_logs, h1_results,
+                                h2_real_logs, retest, sampling_control, system1_speed,
+                                tuning_answer_check)
 
-# Each script's arguments up to the results options, and the stem it writes. The inputs do not
-# exist: a refusal comes before they are read.
-SCRIPTS = [
+#: A real telemetry file (eval_system1 reads its telemetry before it claims its outputs).
+TELEMETRY = str(Path(__file__).resolve().parents[2] / "data" / "reference_choice"
+                / "remeasure_300.h5")
+
+# Each script's arguments, the results file it would write (in the current folder: where the
+# --out-dir scripts write by default) and the option its refusal names. The inputs do not
+# exist (bar eval_system1's telemetry, read first): a refusal comes before they are read.
+OUT_DIR = [
     (h1_real_logs.main, ["missing.parquet", "--name", "m100"], "h1_real_logs_m100"),
     (h2_real_logs.main, ["marconi100", "missing.parquet"], "h2_real_logs_marconi100"),
     (h2_real_logs.main, ["eurora", "missing.csv", "--tag", "rf"], "h2_real_logs_eurora_rf"),
@@ -20,26 +29,36 @@ SCRIPTS = [
     (sampling_control.main, ["--telemetry", "missing.h5", "--name", "dense"],
      "sampling_control_dense"),
 ]
+NAMED = [
+    (choice_noise.main, ["missing.h5", "--json", "c.json"], "c.json", "--json / --markdown path"),
+    (choice_noise.main, ["missing.h5", "--markdown", "c.md"], "c.md", "--json / --markdown path"),
+    (retest.main, ["a.h5", "b.h5", "--markdown", "r.md"], "r.md", "--json / --markdown path"),
+    (tuning_answer_check.main, ["missing.json", "b.h5", "--out", "t"], "t.md", "--out"),
+    (system1_speed.main, ["--before", "a", "--after", "b", "--out", "s"], "s.json", "--out"),
+    (eval_system1.main, ["--model", "m", "--telemetry", TELEMETRY, "--out", "e.json"], "e.md",
+     "--out"),
+]
+CASES = [(main, argv, stem + suffix, "--out-dir") for main, argv, stem in OUT_DIR
+         for suffix in (".json", ".md")] + NAMED
 
 
-@pytest.mark.parametrize("main, argv, stem", SCRIPTS)
-@pytest.mark.parametrize("suffix", [".json", ".md"])
-def test_a_results_file_in_the_current_folder_is_kept_without_force(main, argv, stem, suffix,
-                                                                    tmp_path, monkeypatch,
-                                                                    capsys):
-    """The default folder is the current one (it was the package's analysis/results/, whose
-    committed files a rerun replaced without a word); an existing file stays as it was."""
+@pytest.mark.parametrize("main, argv, name, option", CASES)
+def test_a_results_file_already_there_is_kept_without_force(main, argv, name, option, tmp_path,
+                                                           monkeypatch, capsys):
+    """The --out-dir default is the current folder (it was the package's analysis/results/,
+    whose committed files a rerun replaced without a word); the named files were written over
+    too. An existing file now stays as it was, and nothing else is written."""
     monkeypatch.chdir(tmp_path)
-    kept = tmp_path / f"{stem}{suffix}"
-    kept.write_text("committed result\n")
+    kept = tmp_path / name
+    kept.write_text("an earlier result\n")
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: {stem}{suffix} exists; pass --force to replace it, or choose "
-                   "another --out-dir"]
-    assert kept.read_text() == "committed result\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == [kept.name]
+    assert err == [f"error: {name} exists; pass --force to replace it, or choose another "
+                   f"{option}"]
+    assert kept.read_text() == "an earlier result\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
 def test_claim_results_lets_force_and_new_folders_through(tmp_path):
