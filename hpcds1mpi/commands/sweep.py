@@ -91,6 +91,8 @@ def _strip_launch(argv: list[str]) -> list[str]:
 @click.option("--valid-only", is_flag=True, default=None,
               help="Keep only configurations that fit the partition and the kernel.")
 @click.option("--resume", is_flag=True, help="Continue an existing telemetry file.")
+@click.option("--accept-edited-inputs", is_flag=True,
+              help="--resume a program's file although an input its command names was edited.")
 @click.option("--retry-crashed", is_flag=True, default=None,
               help="Retry configurations recorded as crashed (once more by default).")
 @click.option("--kernel-module", multiple=True, help="Extra kernels: a module or .py path.")
@@ -140,7 +142,7 @@ def _strip_launch(argv: list[str]) -> list[str]:
               help="Hide the progress bar (what the pre-flight finds is still said).")
 def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
             min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
-            race_within, valid_only, resume,
+            race_within, valid_only, resume, accept_edited_inputs,
             retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
             label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir, setup,
             launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
@@ -160,7 +162,7 @@ def command(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devic
 
 def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices, precisions,
           min_time, min_repeats, max_repeats, warmup, timeout, seed, rounds, race_rounds,
-          race_within, valid_only, resume,
+          race_within, valid_only, resume, accept_edited_inputs,
           retry_crashed, kernel_module, cluster_file, partition, list_only, launch, program,
           label, fom_regex, time_regex, ranks_regex, fail_regex, output_file, workdir, setup,
           launcher, mpiexec_path, launcher_args, mpi_plugin, snapshot_every,
@@ -255,7 +257,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         refuse_unused_plugin(mpi_plugin, choice.started_by(launcher))  # s44
         summary = external.run_external(
             plan, out, part, resume=resume, choice=choice, readings=readings, workdir=workdir,
-            setup=setup,
+            setup=setup, accept_edited_inputs=accept_edited_inputs,
             progress=not no_progress,  # hides the bar only: what the pre-flight found and
             # what the launcher adds (--oversubscribe, --allow-run-as-root) is always said
             say=say)

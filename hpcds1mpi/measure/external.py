@@ -65,6 +65,7 @@ from hpcds1mpi.measure.crash_cause import crash_cause
 from hpcds1mpi.measure.external_plan import format_command
 from hpcds1mpi.measure.external_rows import cpu_for_power, row_values
 from hpcds1mpi.measure.fom_miss import fom_miss_problem
+from hpcds1mpi.measure.input_stamps import INPUTS, check_inputs, input_stamps
 from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_startable import check_program  # importable from here too
@@ -185,7 +186,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
                  progress: bool = True, mpi: str = "pmi2", choice=None, readings=None,
-                 workdir: str | None = None, say=None, setup: str | None = None) -> dict:
+                 workdir: str | None = None, say=None, setup: str | None = None,
+                 accept_edited_inputs: bool = False) -> dict:
     """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
     Runs already in ``out`` are skipped (failures said), except interrupted and setup-failed.
@@ -198,6 +200,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         setup: a shell command run once per configuration before its first launch, in its
             folder (:mod:`~hpcds1mpi.measure.setup_command`); None: none.
         say: called with each line the pre-flight finds (the program's MPI, the probe).
+        accept_edited_inputs: resume although an input was edited (:mod:`.input_stamps`).
 
     Raises:
         ConfigError: the program cannot be started, a workdir is missing (checked before
@@ -241,10 +244,13 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         refuse_named_out(out, plan, workdir, readings)  # s33 tester B1: before anything runs
         if os.path.isfile(out):  # a program's own HDF5: said with what to do, before the probe
             refuse_foreign(Path(out))
+        stamps = input_stamps(plan, workdir)  # before any launch (the probe) writes
         if resume:
             check_resumed(out, plan.source.get("command", ""), readings,
                           plan.source.get("label", "external"), setup=setup,
                           launched=choice.describe(launch))
+            if (note := check_inputs(out, stamps, accept_edited_inputs)) and say:
+                say(note)  # s47 tester K7
         first = plan.runs[0]
         first_env = {**os.environ, **launch.environment(first.config)}
         first_tokens = format_command(dict(first.extra)["command"], first)
@@ -289,7 +295,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                 mpi_library=mpi_library, gpu_aware=False)
         if resume:  # before the writer touches the file
             meters.refuse_launcher_fingerprint(out, fp)
-        attrs = {"plan": json.dumps(plan.source), "launch": json.dumps({
+        attrs = {"plan": json.dumps(plan.source), INPUTS: json.dumps(stamps),
+                 "launch": json.dumps({
             **choice.describe(launch), **readings.describe(), "workdir": workdir or "",
             "setup": setup or "", **({ONE_RANK_ONLY: alone} if alone else {}),
             # where the program ran: --workdir is relative to it, and without --workdir the
