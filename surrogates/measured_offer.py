@@ -77,7 +77,7 @@ def measured_offer(levels: MeasuredLevels, devices_available: Sequence[str],
         from hpcds1mpi.measure.thread_use import idle_threads_line
 
         threads = [1]
-        left.append(idle_threads_line(levels.workload, levels.idle_threads))
+        left.append(idle_threads_line(levels.workload, levels.idle_threads, levels.command))
     rpn = levels.max_ranks_per_node
     if rpn and rpn < max_cores:
         left.append(f"ranks per node above {rpn}: beyond the measured maximum for {what}")

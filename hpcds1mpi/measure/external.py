@@ -410,7 +410,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                     note := idle_threads_note(m, spec.config, f"{spec.workload} size "
                                               f"{spec.size} {spec.config.label()}",
                                               at_one.get(twin, math.nan),
-                                              partition.usable_cores_per_node)):
+                                              partition.usable_cores_per_node, program)):
                 said.add(IDLE_THREADS)  # once a sweep (s41 tester A3)
                 say(note)
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored

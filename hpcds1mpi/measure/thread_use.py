@@ -8,6 +8,9 @@ recommend then picked 2 threads on load noise, nothing said (s41 tester A3). The
 a program that links one and never uses it; its CPU time can. One rule
 (:func:`kept_one_core`) for the sweep's note on one run and for a program's runs as a bundle
 records them (:func:`idle_threads_evidence`), which recommend and tune then offer 1 thread.
+Where the command already gives the program its thread count (``cmsearch --cpu {threads}``),
+the words say that it did not use the threads given at the sizes measured, not to add
+``{threads}`` (s47 tester L7).
 """
 
 from __future__ import annotations
@@ -71,12 +74,13 @@ def has_the_cores(ranks_per_node, threads, cores_per_node) -> bool:
 
 
 def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.nan,
-                      cores_per_node: int | None = None) -> str:
+                      cores_per_node: int | None = None, command: str = "") -> str:
     """A note for the sweep to say once where an ok run of ``config`` (threads above 1) kept
     about one core busy per rank (``m``: the run's measurement, its ``cpu_s`` summed over
     its launches, ``walls`` each launch's seconds; ``at_one_thread``: the same layout's
     1-thread run, where swept); "" otherwise, where its CPU time was not measured, or where
-    its ranks x threads oversubscribe the node's ``cores_per_node`` (no evidence there)."""
+    its ranks x threads oversubscribe the node's ``cores_per_node`` (no evidence there).
+    ``command``: the swept command, placeholders unfilled (:func:`gives_threads`)."""
     walls = [w for w in m.get("walls") or [] if w > 0]
     if config.threads < 2 or config.device != "cpu" or not walls or not has_the_cores(
             config.ranks_per_node, config.threads, cores_per_node):
@@ -84,11 +88,23 @@ def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.na
     busy = busy_per_rank(m.get("cpu_s", math.nan), sum(walls), config.ranks)
     if not kept_one_core(busy, at_one_thread):
         return ""
-    return (f"note: {what} kept {busy:.2f} cores busy per rank at {config.threads} threads "
-            "(its CPU time over its wall time): the program seems not to use OMP_NUM_THREADS "
-            "(a thread count of its own, such as MPQC's -threadgrp, or no threaded code), so "
-            "its thread levels measure one computation and their differences are noise; sweep "
-            "--threads 1, or give the program its thread count with {threads}")
+    said = f"note: {what} kept {busy:.2f} cores busy per rank at {config.threads} threads " \
+        "(its CPU time over its wall time): "
+    if gives_threads(command):
+        return said + ("the program did not use the threads its command gives it ({threads}) "
+                       "at this size, so its thread levels measure one computation here and "
+                       "their differences are noise; sweep --threads 1, or larger sizes, where "
+                       "its threads may have work")
+    return said + ("the program seems not to use OMP_NUM_THREADS (a thread count of its own, "
+                   "such as MPQC's -threadgrp, or no threaded code), so its thread levels "
+                   "measure one computation and their differences are noise; sweep --threads "
+                   "1, or give the program its thread count with {threads}")
+
+
+def gives_threads(command: str | None) -> bool:
+    """Whether ``command`` (placeholders unfilled) gives the program its thread count itself:
+    one that ignored its threads then had no work for them, not another way to be told."""
+    return "{threads}" in (command or "")
 
 
 def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:
@@ -133,31 +149,39 @@ def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:
             "vs_one_thread": None if ratio is None else round(ratio, 3)}
 
 
-def idle_threads_line(name: str, evidence: dict) -> str:
+def idle_threads_line(name: str, evidence: dict, command: str | None = "") -> str:
     """Why only 1 thread per rank is offered for the program ``name`` whose runs recorded
     ``evidence`` (:func:`idle_threads_evidence`): the words of
     :func:`~hpcds1mpi.launch.program_threads.one_thread_line` for a program known not to
-    thread, here from what its runs measured."""
-    return f"threads = 1 only: {_measured_words(name, evidence)}; {_TO_THREAD}"
+    thread, here from what its runs measured; ``command``: the program's, with placeholders."""
+    return f"threads = 1 only: {_measured_words(name, evidence, command)}; {_to_thread(command)}"
 
 
 def idle_threads_notes(levels: dict) -> list[str]:
     """The note ``train`` and ``learn`` say per program of ``levels`` (workload ->
     :class:`~hpcds1mpi.surrogates.levels.MeasuredLevels`) whose runs ignored their threads."""
-    return [f"note: {_measured_words(name, lv.idle_threads)}: recommend and tune offer it 1 "
-            f"thread per rank ({_TO_THREAD})" for name, lv in sorted(levels.items())
-            if lv.idle_threads]
+    return [f"note: {_measured_words(name, lv.idle_threads, lv.command)}: recommend and tune "
+            f"offer it 1 thread per rank ({_to_thread(lv.command)})"
+            for name, lv in sorted(levels.items()) if lv.idle_threads]
 
 
 #: What a user does whose program takes its thread count some other way.
 _TO_THREAD = ("put {threads} in its command where it takes a thread count of its own, and "
               "sweep again")
+#: What a user does whose command gives it its threads: its work was too little for them.
+_TO_SIZES = "sweep larger sizes, where its threads may have work"
 
 
-def _measured_words(name: str, evidence: dict) -> str:
+def _to_thread(command: str | None) -> str:
+    return _TO_SIZES if gives_threads(command) else _TO_THREAD
+
+
+def _measured_words(name: str, evidence: dict, command: str | None = "") -> str:
     levels = ", ".join(map(str, evidence["threads"]))
     ratio = evidence.get("vs_one_thread")
     than = f", {ratio:.2f} x its runs at 1 thread" if ratio is not None else ""
+    why = ("it did not use the threads its command gives it ({threads}) at the sizes measured"
+           if gives_threads(command) else "it seems not to use OMP_NUM_THREADS")
     return (f"{name}'s runs at {levels} threads kept {evidence['busy']:.2f} cores busy per "
-            f"rank{than} (CPU time over wall time), so it seems not to use OMP_NUM_THREADS and "
-            "its thread levels are one computation")
+            f"rank{than} (CPU time over wall time), so {why} and its thread levels are one "
+            "computation")

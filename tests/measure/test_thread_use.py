@@ -117,6 +117,28 @@ def test_the_line_says_what_the_runs_measured():
                      "own, and sweep again)"]
 
 
+
+def test_a_command_that_gives_its_threads_is_not_told_to_put_threads_in_it():
+    """s47 tester L7: ``cmsearch --cpu {threads}`` used few of its 2 threads at small sizes,
+    and was told to put {threads} in its command, and that it ignores OMP_NUM_THREADS."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+
+    command = "cmsearch --cpu {threads} trna.cm db-{size}.fa"
+    note = idle_threads_note({"cpu_s": 0.59 * 2.0, "walls": [2.0]},
+                             Configuration(1, 1, 2, "cpu", "fp64"), "cmt size 2 N1xR1xT2",
+                             command=command)
+    evidence = {"threads": [2], "busy": 0.91, "vs_one_thread": 1.03}
+    line = idle_threads_line("cmt", evidence, command)
+    notes = idle_threads_notes({"cmt": MeasuredLevels("cmt", True, command=command,
+                                                      idle_threads=evidence)})
+    for said in (note, line, *notes):
+        assert "did not use the threads its command gives it ({threads})" in said, said
+        assert "larger sizes" in said, said
+        assert "put {threads}" not in said and "OMP_NUM_THREADS" not in said, said
+    assert "kept 0.59 cores busy per rank at 2 threads" in note and "--threads 1" in note
+    assert line.startswith("threads = 1 only: cmt's runs at 2 threads kept 0.91 cores busy")
+
+
 #: An MPI program that links OpenMP and ignores OMP_NUM_THREADS: one thread's arithmetic.
 IGNORES_THREADS = r"""
 #include <mpi.h>
