@@ -81,7 +81,7 @@ from hpcds1mpi.measure.repeat_folders import RepeatFolders, outlier_note
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
 from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.stopped_sweep import Terminated, on_sigterm, stop_interrupted
-from hpcds1mpi.measure.thread_use import IDLE_THREADS, busy_per_rank, idle_threads_note
+from hpcds1mpi.measure.thread_use import busy_per_rank, thread_notes
 from hpcds1mpi.measure.unwritten_output import unwritten_problem
 from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
 
@@ -406,13 +406,11 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             twin = (spec.workload, spec.size, dataclasses.replace(spec.config, threads=1))
             if row["status"] == OK and spec.config.threads == 1:  # its 2+ threads' yardstick
                 at_one[twin] = busy_per_rank(m["cpu_s"], sum(m["walls"]), spec.config.ranks)
-            if say and row["status"] == OK and IDLE_THREADS not in said and (
-                    note := idle_threads_note(m, spec.config, f"{spec.workload} size "
-                                              f"{spec.size} {spec.config.label()}",
-                                              at_one.get(twin, math.nan),
-                                              partition.usable_cores_per_node, program)):
-                said.add(IDLE_THREADS)  # once a sweep (s41 tester A3)
-                say(note)
+            if say and row["status"] == OK:  # each once a sweep (s41 tester A3, s47 L4)
+                for note in thread_notes(m, spec.config, f"{spec.workload} size {spec.size} "
+                                         f"{spec.config.label()}", said, at_one.get(twin, math.nan),
+                                         partition.usable_cores_per_node, program):
+                    say(note)
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored
                 say(convergence_note(f"{spec.workload} size {spec.size} "
                                      f"{spec.config.label()}", *m["warning"]))

@@ -10,7 +10,10 @@ a program that links one and never uses it; its CPU time can. One rule
 records them (:func:`idle_threads_evidence`), which recommend and tune then offer 1 thread.
 Where the command already gives the program its thread count (``cmsearch --cpu {threads}``),
 the words say that it did not use the threads given at the sizes measured, not to add
-``{threads}`` (s47 tester L7).
+``{threads}`` (s47 tester L7). The other way round, a launch whose CPU time says it kept
+clearly more cores busy than its ranks x threads runs processes of its own (workers it starts
+with ``MPI_Comm_spawn``, a pool): its layout, and a job script of it, do not count them, which
+the sweep says once (:func:`more_cores_note`, s47 tester L4).
 """
 
 from __future__ import annotations
@@ -34,6 +37,15 @@ SAME_AS_ONE_THREAD = 1.25
 WAITED = 0.2
 #: The key a sweep keeps among what it said, so that the note is said once.
 IDLE_THREADS = ("note", "idle threads")
+#: Cores busy over ranks x threads above which a launch ran more than its layout gave it: a
+#: program's own threads keep it under 1, a launcher's start-up adds little to it (and
+#: :data:`MORE_CPU_S` more), an MPI_Comm_spawn master with 2 busy workers kept 2-2.7 at 1 x 1.
+MORE_THAN_GIVEN = 1.5
+#: The fewest CPU seconds over ranks x threads x wall seconds for that: a short launch's
+#: launcher (mpiexec, its proxy) is a large share of its CPU time.
+MORE_CPU_S = 1.0
+#: The key of :func:`more_cores_note` among what a sweep said.
+MORE_CORES = ("note", "more cores")
 
 
 def busy_per_rank(cpu_s: float, wall_s: float, ranks: int) -> float:
@@ -99,6 +111,38 @@ def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.na
                    "such as MPQC's -threadgrp, or no threaded code), so its thread levels "
                    "measure one computation and their differences are noise; sweep --threads "
                    "1, or give the program its thread count with {threads}")
+
+
+def more_cores_note(m: dict, config, what: str) -> str:
+    """A note for the sweep to say once where an ok CPU run of ``config`` (``m`` as for
+    :func:`idle_threads_note`) kept more than :data:`MORE_THAN_GIVEN` x its ranks x threads
+    cores busy, by at least :data:`MORE_CPU_S` CPU seconds; "" otherwise or unmeasured."""
+    walls = [w for w in m.get("walls") or [] if w > 0]
+    given = config.ranks * config.threads
+    busy = busy_per_rank(m.get("cpu_s", math.nan), sum(walls), 1) if walls else math.nan
+    if config.device != "cpu" or not (busy > MORE_THAN_GIVEN * given) or \
+            m["cpu_s"] - given * sum(walls) < MORE_CPU_S:
+        return ""
+    return (f"note: {what} kept {busy:.2f} cores busy where its layout gives it {given} "
+            "(ranks x threads; its CPU time over its wall time): the program runs processes "
+            "or threads of its own beyond them (workers it starts with "
+            "MPI_Comm_spawn, a pool), which its layout, and a job script of it, do not count: "
+            "where a job is confined to the cores it asks, they share those; start them as "
+            "ranks, or size the pool with {threads} and sweep --threads")
+
+
+def thread_notes(m: dict, config, what: str, said: set, at_one_thread: float = math.nan,
+                 cores_per_node: int | None = None, command: str = "") -> list[str]:
+    """The notes of :func:`idle_threads_note` and :func:`more_cores_note` on an ok run, each
+    once a sweep: ``said`` holds what the sweep said (their keys added here)."""
+    notes = []
+    for key, note in ((IDLE_THREADS, lambda: idle_threads_note(
+            m, config, what, at_one_thread, cores_per_node, command)),
+                      (MORE_CORES, lambda: more_cores_note(m, config, what))):
+        if key not in said and (text := note()):
+            said.add(key)
+            notes.append(text)
+    return notes
 
 
 def gives_threads(command: str | None) -> bool:

@@ -11,7 +11,8 @@ import pandas as pd
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.measure.thread_use import (idle_threads_evidence, idle_threads_line,
-                                          idle_threads_note, idle_threads_notes, kept_one_core)
+                                          idle_threads_note, idle_threads_notes, kept_one_core,
+                                          more_cores_note, thread_notes)
 from tests.helpers import hpcds1mpi_exe
 
 
@@ -137,6 +138,27 @@ def test_a_command_that_gives_its_threads_is_not_told_to_put_threads_in_it():
         assert "put {threads}" not in said and "OMP_NUM_THREADS" not in said, said
     assert "kept 0.59 cores busy per rank at 2 threads" in note and "--threads 1" in note
     assert line.startswith("threads = 1 only: cmt's runs at 2 threads kept 0.91 cores busy")
+
+
+
+def test_a_launch_that_kept_more_cores_busy_than_its_ranks_and_threads_is_said_once():
+    """s47 tester L4: an MPI_Comm_spawn master with 2 busy workers, recorded 1 rank x 1
+    thread, kept about 2.2 cores busy (3 launches: CPU 6.6 s over 3.0 s), nothing said."""
+    one = Configuration(1, 1, 1, "cpu", "fp64")
+    spawner = {"cpu_s": 6.6, "walls": [1.0, 1.0, 1.0]}
+    note = more_cores_note(spawner, one, "spawner size 10 N1xR1xT1-cpu-fp64")
+    assert note.startswith("note: spawner size 10 N1xR1xT1-cpu-fp64 kept 2.20 cores busy where "
+                           "its layout gives it 1 (ranks x threads"), note
+    assert "MPI_Comm_spawn" in note and "job script" in note
+    said: set = set()
+    assert thread_notes(spawner, one, "spawner size 10", said) == [
+        more_cores_note(spawner, one, "spawner size 10")]
+    assert thread_notes(spawner, one, "spawner size 20", said) == []  # once a sweep
+    four = Configuration(1, 2, 2, "cpu", "fp64")
+    assert more_cores_note({"cpu_s": 3 * 4 * 1.2, "walls": [1.0, 1.0, 1.0]}, four, "x") == ""
+    assert more_cores_note({"cpu_s": 0.9, "walls": [0.3]}, one, "x") == ""  # a launcher's share
+    assert more_cores_note({"cpu_s": math.nan, "walls": [1.0]}, one, "x") == ""  # unmeasured
+    assert more_cores_note(spawner, Configuration(1, 1, 1, "gpu", "fp64"), "x") == ""
 
 
 #: An MPI program that links OpenMP and ignores OMP_NUM_THREADS: one thread's arithmetic.
