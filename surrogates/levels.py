@@ -369,12 +369,12 @@ def read_levels(path: Path) -> dict[str, MeasuredLevels] | None:
         raise ModelError(f"{file}: unreadable ({exc}); {_FIX}") from None
 
 
-def bundle_levels(bundle, workload: str) -> MeasuredLevels | None:
+def bundle_levels(bundle, workload: str, decks: bool = False) -> MeasuredLevels | None:
     """The measured levels of ``workload`` in ``bundle`` when only those may be offered.
 
-    None for a registered kernel measured as a kernel (it keeps its declared knobs) and for a
-    workload the bundle never saw (the guard escalates it; there is nothing to restrict to).
-    """
+    None for a registered kernel measured as a kernel (it keeps its declared knobs; ``decks``:
+    a kernel's levels too, for an option deck's offer: ``decide/offer.py``, s47 N2) and for a
+    workload the bundle never saw (the guard escalates it; there is nothing to restrict to)."""
     cache = getattr(bundle, "_measured_levels", None)
     if cache is None:
         path = getattr(bundle, "_path", None)
@@ -383,7 +383,7 @@ def bundle_levels(bundle, workload: str) -> MeasuredLevels | None:
             return None  # an older bundle, a kernel: its rows are kernel runs, declared knobs
         cache = _keep(bundle, cache)
     levels = cache.get(workload)
-    return levels if levels is not None and levels.external else None
+    return levels if levels is not None and (levels.external or decks) else None
 
 
 def _keep(bundle, levels: dict[str, MeasuredLevels] | None) -> dict[str, MeasuredLevels]:

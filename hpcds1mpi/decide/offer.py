@@ -1,10 +1,11 @@
 """What ``recommend`` and ``tune`` may offer for a workload, and what they leave out and why.
 
-A registered kernel is offered what it declares (``kernels.support``). A user's program, or
-any workload that is no kernel, is offered only the knob levels the bundle measured it with
-(:mod:`hpcds1mpi.surrogates.levels`): its precisions, devices and thread counts, and ranks per
-node up to the measured maximum — beyond it only where the familiarity guard finds the job at
-those ranks per node as close to the training data as a familiar job
+A registered kernel is offered what it declares (``kernels.support``); its option deck
+(``stencil+sweeps.1500``) only those of them it was measured at (:func:`deck_offer`). A
+user's program, or any workload that is no kernel, is offered only the knob levels the bundle
+measured it with (:mod:`hpcds1mpi.surrogates.levels`): its precisions, devices and thread
+counts, and ranks per node up to the measured maximum — beyond it only where the familiarity
+guard finds the job at those ranks per node as close to the training data as a familiar job
 (:func:`extend_ranks_per_node`). A program whose sweep found that its ranks cannot be one job
 (it links no MPI library: its ranks would be copies, and the sweep refuses more than one) is
 offered only the rank counts and nodes it was measured at, whatever the guard says
@@ -24,6 +25,7 @@ from hpcds1mpi.surrogates.measured_offer import Offer, measured_offer
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
     from hpcds1mpi.decide.guard import GuardCalibration, Reference
 
 
@@ -47,6 +49,8 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
     if levels is None:
         uses_threads, precisions, devices = support(workload)
         offer = Offer(uses_threads, precisions, devices)
+        if (levels := deck_levels(bundle, workload)) is not None:  # s47 tester N2
+            offer = deck_offer(offer, levels, partitions)
     else:
         have = ["cpu"] + (["gpu"] if any(p.gpus_per_node for p in partitions) else [])
         cores = max(p.usable_cores_per_node for p in partitions)
@@ -58,13 +62,45 @@ def offer_for(bundle, workload: str, partitions: Sequence["Partition"],
         if nodes_offered is not None and (line := unfit_line(bundle, levels, cores, workload)):
             offer.left_out.append(line)
     if device is not None:
-        if offer.levels is not None and device not in offer.levels.devices:
-            measured = ", ".join(offer.levels.devices) or "nothing"
+        if levels is not None and device not in levels.devices:
+            measured = ", ".join(levels.devices) or "nothing"
             raise ConfigError(f"--device {device}: {workload} was never measured on {device} "
                               f"(measured on {measured}); sweep it there first, or drop "
                               "--device")
         offer.devices = [device]
     return offer
+
+
+def deck_levels(bundle, workload: str) -> "MeasuredLevels | None":
+    """The measured levels of a kernel's option deck (``stencil+sweeps.1500``) in ``bundle``;
+    None for a plain kernel (it keeps its declared knobs), any other workload, or a deck the
+    bundle never measured (the guard escalates it)."""
+    from hpcds1mpi.kernels import declaring
+
+    if bundle is None or declaring(workload) in (None, workload):
+        return None
+    levels = bundle_levels(bundle, workload, decks=True)
+    return None if levels is None or levels.external else levels
+
+
+def deck_offer(offer: Offer, levels: "MeasuredLevels",
+               partitions: Sequence["Partition"]) -> Offer:
+    """A kernel's ``offer`` narrowed to the levels its option deck was measured at: those of
+    its kernel's declared precisions, devices and thread counts, and ranks per node up to the
+    measured most, each level left out named (README: such a workload "is offered the levels
+    it measured"). Its options change what a run computes, so the default deck's runs say
+    nothing of the others: s47 tester N2, ``stencil+sweeps.1500`` measured at fp64 and 2 ranks
+    was picked at fp32 and 1 rank for the 10-sweep deck's 68 ms; the job ran 1.39 s and failed
+    fp32's tolerance. Its nodes keep a kernel's rule (its work model carries them so far:
+    :mod:`~hpcds1mpi.decide.measured_nodes`), and ``levels`` stays off the offer: the rules of
+    a program's levels (its command, launcher, runtime) are not a kernel's."""
+    gpus = any(p.gpus_per_node for p in partitions)
+    have = [d for d in ("cpu", "gpu") if (d == "cpu" or gpus) and d in (offer.devices or (d,))]
+    cores = max(p.usable_cores_per_node for p in partitions)
+    narrowed = measured_offer(levels, have, cores, precisions_known=offer.precisions)
+    narrowed.uses_threads = offer.uses_threads and narrowed.uses_threads
+    narrowed.levels = None
+    return narrowed
 
 
 def only_measured_ranks(offer: Offer) -> None:
@@ -199,5 +235,6 @@ def runtime_note(bundle, workload: str) -> dict | None:
     return None if line is None else {"source": levels.runtime, "line": line}
 
 
-__all__ = ["check_offer", "extend_ranks_per_node", "most_nodes_offered", "offer_for",
-           "offer_heading", "only_measured_ranks", "runtime_note"]
+__all__ = ["check_offer", "deck_levels", "deck_offer", "extend_ranks_per_node",
+           "most_nodes_offered", "offer_for", "offer_heading", "only_measured_ranks",
+           "runtime_note"]

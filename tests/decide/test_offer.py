@@ -321,3 +321,40 @@ def test_a_program_whose_runs_ignored_their_threads_is_offered_one_thread(tmp_pa
     assert {c.threads for c in space.configs} == {1}  # tune's space too
     assert {r["threads"] for r in _rows(rec_mod.recommend(
         bundle, "myapp", 64, [(None, PART)], model_dir=tmp_path / "model"))} == {1, 2}
+
+
+def test_a_kernels_option_deck_is_offered_only_the_levels_it_measured(tmp_path):
+    """s47 tester N2: ``stencil+sweeps.1500``, measured at fp64, 2 ranks per node, 1 thread,
+    was offered every level stencil declares and picked at fp32 x 1 rank on the default deck's
+    68 ms; the job ran 1.39 s and failed fp32's tolerance. README: such a workload "is offered
+    the levels it measured"; the plain kernel in the same bundle keeps its declared knobs."""
+    from hpcds1mpi.kernels import support
+
+    rows = make_runs()
+    rows = rows[(rows["workload"] == "stencil") & (rows["precision"] == "fp64")
+                & (rows["ranks_per_node"] == 2) & (rows["threads"] == 1)].copy()
+    rows["workload"], rows["run_id"] = "stencil+sweeps.1500", "deck-" + rows["run_id"]
+    rows["runtime_s"] *= 150  # 1,500 sweeps, not 10
+    bundle = train_bundle(pd.concat([make_runs(), rows], ignore_index=True), seed=1,
+                          n_members=2, use_embedding=False, threads=1)
+    bundle.save(tmp_path / "model")
+    bundle = load_bundle(tmp_path / "model")
+    gpu = Partition("cpu", cores_per_node=8, memory_gb=16.0, max_nodes=2, gpus_per_node=2)
+    offer = offer_mod.offer_for(bundle, "stencil+sweeps.1500", [gpu])
+    assert offer.precisions == ["fp64"] and offer.devices == ["cpu"]
+    assert offer.threads == [1] and offer.max_ranks_per_node == 2
+    assert "fp32: never measured for this workload" in offer.left_out
+    assert "gpu: never measured for this workload" in offer.left_out
+    assert not any("bf16" in t for t in offer.left_out)  # stencil declares no bf16
+    with pytest.raises(ConfigError, match="never measured on gpu"):
+        offer_mod.offer_for(bundle, "stencil+sweeps.1500", [gpu], device="gpu")
+    rec = rec_mod.recommend(bundle, "stencil+sweeps.1500", 64, [(None, PART)],
+                            model_dir=tmp_path / "model")
+    assert rec.picked is not None, format_table(rec)
+    rows = _rows(rec)
+    assert {r["precision"] for r in rows} == {"fp64"} and {r["threads"] for r in rows} == {1}
+    assert max(r["ranks_per_node"] for r in rows) == 2
+    assert "fp32: never measured for this workload" in format_table(rec)
+    plain = offer_mod.offer_for(bundle, "stencil", [gpu])
+    assert plain.precisions == support("stencil")[1] and plain.left_out == []
+    assert plain.threads is None and plain.max_ranks_per_node is None

@@ -75,6 +75,22 @@ def test_a_kernels_option_deck_keeps_its_kernels_knobs(tmp_path):
     assert read_levels(tmp_path)["myapp"].external
 
 
+def test_an_option_decks_levels_are_given_for_its_offer(tmp_path):
+    """s47 tester N2: a deck's levels (kind kernel) were never given, so ``decide/offer.py``
+    offered it every level its kernel declares; ``decks=True`` gives them, a plain kernel's
+    default stays None (it keeps its declared knobs)."""
+    from types import SimpleNamespace
+
+    frame = runs()
+    frame.loc[frame["workload"] == "stencil", "workload"] = "stencil+sweeps.100"
+    write_levels(tmp_path, levels_from_frame(frame))
+    bundle = SimpleNamespace(_path=tmp_path)
+    assert bundle_levels(bundle, "stencil+sweeps.100") is None
+    deck = bundle_levels(bundle, "stencil+sweeps.100", decks=True)
+    assert deck.precisions == ("fp32",) and deck.ranks_per_node == (1, 2)
+    assert bundle_levels(bundle, "myapp").external
+
+
 def test_write_read_round_trip_and_damaged_file(tmp_path):
     levels = levels_from_frame(runs())
     write_levels(tmp_path, levels)
