@@ -13,6 +13,7 @@ import click
 # advise reads a script's --precision by this list: one home (s45 tester F10)
 from hpcds1mpi.config import PRECISIONS
 from hpcds1mpi.schemas.numbers import COUNT, SEED, SIZE
+from hpcds1mpi.schemas.sweep_defaults import RUN_REPEATS
 from hpcds1mpi.schemas.paths import NonEmptyPath
 
 
@@ -23,7 +24,7 @@ from hpcds1mpi.schemas.paths import NonEmptyPath
 @click.option("--device", type=click.Choice(["cpu", "gpu"]), default="cpu", show_default=True)
 @click.option("--precision", type=click.Choice(PRECISIONS), default="fp64",
               show_default=True)
-@click.option("--repeats", type=COUNT, default=3, show_default=True, help="Timed repeats after one warm-up.")
+@click.option("--repeats", type=COUNT, default=RUN_REPEATS, show_default=True, help="Timed repeats after one warm-up.")
 @click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML to check the configuration against (default: detect).")

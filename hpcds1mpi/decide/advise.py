@@ -43,6 +43,7 @@ from hpcds1mpi.decide.advise_memory import memory_refusal, memory_warnings, rewr
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem
+from hpcds1mpi.decide.kernel_job_time import script_kernel_runs
 from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_calibration
 from hpcds1mpi.decide.measured_run import setup_time
@@ -254,7 +255,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     picked_part = rec.picked.partition
     setup_s, setup_from = setup_time(rec.program_levels, cfg)  # as recommend's script (s31)
     one_launch, basis = one_launch_limit(float(ch.scores.cols["runtime_hi"][row]),
-                                         rec.wall_per_runtime, setup_s, setup_from, script.time_s)
+                                         rec.wall_per_runtime, setup_s, setup_from, script.time_s,
+                                         script_kernel_runs(rec.kernel_runs, launch))  # s47 N3
     repeats = repeats_note(script, one_launch, running_launches(script))  # s42, s44 N4
     after = None if repeats or unmeasured else work_after_note(script, launch)
     keep_time = bool(repeats or unmeasured or after)  # the script's own limit is then kept

@@ -21,6 +21,7 @@ from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.energy_floor import idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory
+from hpcds1mpi.decide.kernel_job_time import kernel_runs
 from hpcds1mpi.decide.measured_here import failed_here_note
 from hpcds1mpi.decide.own_failures import dropped_note
 from hpcds1mpi.decide.picked_command import picked_command
@@ -318,7 +319,9 @@ def conclude(prep: Prepared, verdict, *, program_precisions: tuple[str, ...] | N
                          wall_per_runtime=getattr(prep.offer.levels, "wall_per_runtime", 1.0),
                          extrapolated=extrapolated,
                          program_command=command, command_refused=refused,
-                         program_levels=prep.offer.levels)  # its --workdir, launcher (s29 A1, B4)
+                         program_levels=prep.offer.levels,  # its --workdir, launcher (s29 A1, B4)
+                         kernel_runs=None if prep.offer.levels is not None or picked is None
+                         else kernel_runs(bundle, workload))  # its time limit counts (s47 N3)
     rec.picked = None if verdict.verdict == "escalate" else rec.picked
     if rec.picked is not None:  # measured faster, never offered: said, not silent (s39 B8)
         from hpcds1mpi.decide.oversubscribed import oversubscribed_line

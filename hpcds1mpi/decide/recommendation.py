@@ -23,6 +23,7 @@ from hpcds1mpi.errors import ConfigError
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Cluster, Partition
     from hpcds1mpi.decide.guard import Verdict
+    from hpcds1mpi.decide.kernel_job_time import KernelRuns
     from hpcds1mpi.decide.system1 import Choice
     from hpcds1mpi.surrogates.levels import MeasuredLevels
 
@@ -76,6 +77,7 @@ class Recommendation:
             which its script repeats: ``decide/measured_run.py``); None for a kernel.
         command_refused: why ``program_command`` cannot be what its runs ran, which refuses
             a script of it without ``--program`` (``decide/stale_command.py``); "": none.
+        kernel_runs: what a kernel script's run spends (``decide/kernel_job_time.py``).
     """
 
     workload: str
@@ -102,6 +104,7 @@ class Recommendation:
     program_command: str = ""
     program_levels: MeasuredLevels | None = None
     command_refused: str = ""
+    kernel_runs: KernelRuns | None = None
 
 
 #: The first words of the note :func:`hpcds1mpi.decide.recommend.conclude` adds when an escalated job gets no
@@ -371,6 +374,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
             folders=functools.partial(step_folders, size=rec.size, measure=measure))
     ch = rec.picked.choice
     r = _row(ch, ch.index)
+    runs = rec.kernel_runs if program is None else None  # a --program: one run (s47 N3)
     if program is None:
         from hpcds1mpi.kernels import is_kernel
         from hpcds1mpi.records.kernel_options import kernel_of, no_run_line, run_options
@@ -395,7 +399,7 @@ def emit_script(rec: Recommendation, scheduler: str, program: str | None, *,
         from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 
         limit, basis = one_launch_limit(r["runtime_hi"], rec.wall_per_runtime, run.setup_s,
-                                        run.setup_from)  # as advise says it (s40 D6)
+                                        run.setup_from, kernel=runs)  # as advise (s40 D6)
         whence = f"; time limit {directives.format_time_limit(limit, scheduler)}: {basis}"
     else:
         limit, whence = _given_limit(time_limit_s, time_limit_from)

@@ -33,6 +33,9 @@ KERNEL = Measuring(min_time=0.2, min_repeats=1, max_repeats=5, warmup=1, timeout
 PROGRAM = Measuring(min_time=1.0, min_repeats=3, max_repeats=10, warmup=0, timeout=600.0)
 #: The repeat cap a given ``min_time`` leaves where no ``max_repeats`` is given.
 UNCAPPED = 1000
+#: ``hpcds1mpi run``'s timed repeats (after its one warm-up) unless ``--repeats`` is given,
+#: which a job script's time limit counts (``decide/kernel_job_time.py``).
+RUN_REPEATS = 3
 
 
 def lifts_cap(min_time: float | None, max_repeats: int | None) -> bool:

@@ -155,6 +155,7 @@ def test_the_script_time_limit_allows_a_programs_measured_launch_wall():
     """A program timed by its own output: the predicted time is part of the launch (HPCC's
     HPL_time), so the time limit takes the measured wall per reported second along."""
     rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"))
+    rec.kernel_runs = None  # a program's launch (a kernel's counts its run: s47 tester N3)
     plain = emit_script(rec, "slurm", None)
     rec.wall_per_runtime = 5000.0
     scaled = emit_script(rec, "slurm", None)
@@ -174,6 +175,7 @@ def test_the_script_comment_states_the_limit_it_asks_and_its_rule():
     allowed 484x it: the factor multiplies the upper runtime, then the margin and the 60 s
     floor apply. The comment now says the limit and the rule, in advise's words."""
     rec = recommend(FakeBundle(), "gemm", 1024, fake_places("cpu"))
+    rec.kernel_runs = None  # a program's launch (a kernel's counts its run: s47 tester N3)
     rec.wall_per_runtime = 6.32
     script = emit_script(rec, "slurm", None)
     asked = next(ln for ln in script.splitlines() if ln.startswith("#SBATCH --time="))

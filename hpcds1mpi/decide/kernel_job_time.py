@@ -1,0 +1,135 @@
+"""What a job script's ``hpcds1mpi run`` spends, which the script's time limit counts (s47
+tester N3: the limit was 1.5 x ONE run's upper runtime, while the run builds its inputs, runs a
+warm-up and 3 timed repeats and checks its answer against an fp64 serial reference; ``advise
+--rewrite`` cut a working 10-min script of ``stencil+sweeps.1500`` to 1 min and it timed out).
+
+Counted: the timed repeats (the script's ``--repeats``, else ``run``'s own default,
+:data:`~hpcds1mpi.schemas.sweep_defaults.RUN_REPEATS`); the rest of the launch (inputs,
+warm-up, reference check) in runs of the upper runtime, as the workload's sweep launches took
+it — their wall beyond their timed repeats per second of runtime, the largest of its ok runs of
+at least :data:`LONG_RUN_S` — and at least :data:`LEAST_OTHER_RUNS`; and
+:data:`~hpcds1mpi.decide.calibration_time.STEP_START_S` for srun and Python, as a calibration
+step counts it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from hpcds1mpi.decide.calibration_time import STEP_START_S
+from hpcds1mpi.schemas.sweep_defaults import RUN_REPEATS
+
+#: The least a launch spends besides its timed repeats, in runs: its warm-up and its check.
+LEAST_OTHER_RUNS = 2.0
+#: Shorter runs measure start-up (imports, compiling) more than the run: not counted, s.
+LONG_RUN_S = 0.1
+_COLUMNS = ["workload", "kind", "status", "runtime_s", "elapsed_s", "measured_s"]
+
+
+@dataclass(frozen=True)
+class KernelRuns:
+    """What one ``hpcds1mpi run`` launch spends, in runs of the upper runtime.
+
+    Attributes:
+        repeats: its timed repeats.
+        other_runs: the rest of the launch (inputs, warm-up, reference check), in runs.
+        measured: whether ``other_runs`` is what its sweep's launches took (else the least).
+    """
+
+    repeats: int
+    other_runs: float = LEAST_OTHER_RUNS
+    measured: bool = False
+
+    def seconds(self, runtime_hi_s: float) -> float:
+        """The launch's time at ``runtime_hi_s`` a run, start-up included, s."""
+        return (self.repeats + self.other_runs) * runtime_hi_s + STEP_START_S
+
+    def words(self) -> str:
+        """How :meth:`seconds` counts, for the script's comment and advise's walltime."""
+        how = (f"{self.other_runs:.3g} runs for its inputs, warm-up and reference check, as "
+               "its sweep's launches took them" if self.measured
+               else f"{self.other_runs:g} runs, a warm-up and the reference check")
+        return (f"(({self.repeats} repeats + {how}) x the predicted upper runtime + "
+                f"{STEP_START_S} s start-up)")
+
+
+def run_repeats(args: Sequence[str] = ()) -> int:
+    """The timed repeats of ``hpcds1mpi run`` given ``args``: its ``--repeats`` (the last
+    given), else the command's own default."""
+    given = None
+    for k, word in enumerate(args):
+        if word == "--repeats" and k + 1 < len(args):
+            given = args[k + 1]
+        elif word.startswith("--repeats="):
+            given = word.split("=", 1)[1]
+    if given is not None and given.isdigit() and int(given) >= 1:
+        return int(given)
+    return RUN_REPEATS
+
+
+def kernel_runs(bundle, workload: str, args: Sequence[str] = ()) -> KernelRuns:
+    """:class:`KernelRuns` of ``workload``'s ``hpcds1mpi run`` given ``args``, its other runs
+    from the bundle's training rows where they say (:data:`LEAST_OTHER_RUNS` otherwise)."""
+    other = _measured_other_runs(bundle, workload)
+    if other is None or other <= LEAST_OTHER_RUNS:
+        return KernelRuns(run_repeats(args))
+    return KernelRuns(run_repeats(args), other, True)
+
+
+def script_kernel_runs(runs: KernelRuns | None, launch) -> KernelRuns | None:
+    """``runs`` with the ``--repeats`` of a job script's ``launch`` where it runs ``hpcds1mpi
+    run`` (advise); None where it runs anything else (one run: the program's own limit rule)
+    or ``runs`` is None (a program's recommendation)."""
+    from hpcds1mpi.launch.script_placeholders import launch_words, own_command_at
+
+    at = own_command_at(launch) if runs is not None and launch is not None else None
+    words = launch_words(launch) if at is not None else []
+    if at is None or words[at + 1:at + 2] != ["run"]:
+        return None
+    return replace(runs, repeats=run_repeats(words[at + 2:]))
+
+
+def _measured_other_runs(bundle, workload: str) -> float | None:
+    """The largest wall beyond the timed repeats per second of runtime of ``workload``'s ok
+    kernel runs of at least :data:`LONG_RUN_S`; None where no row says."""
+    rows = _rows(bundle, workload)
+    if rows is None or not set(_COLUMNS) - {"kind"} <= set(rows.columns):
+        return None
+    import pandas as pd
+
+    ok = (rows["workload"].astype(str) == workload) & (rows["status"].astype(str) == "ok")
+    if "kind" in rows.columns:
+        ok &= rows["kind"].astype(str) != "external"
+    e, m, r = (pd.to_numeric(rows.loc[ok, c], errors="coerce").to_numpy(float)
+               for c in ("elapsed_s", "measured_s", "runtime_s"))
+    good = np.isfinite(e) & np.isfinite(m) & np.isfinite(r) & (r >= LONG_RUN_S) & (e >= m)
+    return float(np.max((e[good] - m[good]) / r[good])) if good.any() else None
+
+
+def _rows(bundle, workload: str):
+    """The training rows' columns needed, without reading the whole table where the bundle
+    has not read it (a 231,000-row table costs a cold start); None where unreadable."""
+    frame = getattr(bundle, "_data_frame", None)
+    if frame is not None:
+        return frame
+    path = getattr(bundle, "_path", None)
+    try:
+        if path is None:
+            return bundle.training_data() if hasattr(bundle, "training_data") else None
+        import pyarrow.parquet as pq
+
+        with open(Path(path) / "training_data.parquet", "rb") as fh:  # no "~" expansion
+            names = set(pq.read_schema(fh).names)
+            table = pq.read_table(fh, columns=[c for c in _COLUMNS if c in names],
+                                  filters=[("workload", "=", workload)])
+        return table.to_pandas()
+    except Exception:  # noqa: BLE001 - unreadable rows: the least is counted
+        return None
+
+
+__all__ = ["KernelRuns", "LEAST_OTHER_RUNS", "LONG_RUN_S", "kernel_runs", "run_repeats",
+           "script_kernel_runs"]
