@@ -51,15 +51,16 @@ from hpcds1mpi.runtime.processes import die_with_parent, end_group
 TAIL = 64 * 2**10
 
 
-def stream_tail(fh, tail: int = TAIL) -> str:
-    """The last ``tail`` bytes of the binary file ``fh`` (a launch's stdout or stderr) as
-    :func:`~hpcds1mpi.launch.help_text.launcher_text` reads them: without prterun's closing
-    NUL, which had been the reason of every MPI_Abort under it (s40 tester A1)."""
+def stream_tail(fh, tail: int = TAIL, end: int | None = None) -> str:
+    """The last ``tail`` bytes of the binary file ``fh`` (a launch's stdout or stderr), up to
+    ``end`` where given, as :func:`~hpcds1mpi.launch.help_text.launcher_text` reads them:
+    without prterun's closing NUL, which had been the reason of every MPI_Abort under it (s40
+    tester A1)."""
     from hpcds1mpi.launch.help_text import launcher_text
 
-    size = fh.seek(0, 2)
-    fh.seek(max(0, size - tail))
-    return launcher_text(fh.read(tail))
+    size = fh.seek(0, 2) if end is None else end
+    fh.seek(start := max(0, size - tail))
+    return launcher_text(fh.read(size - start))
 
 
 def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = None,
@@ -76,7 +77,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     of stderr), the last
     :data:`TAIL` bytes of stdout and stderr, ``found``: ``scan([stdout, stderr])`` called
     on the whole output (binary files) before it is dropped (None without ``scan``), and
-    ``ranks`` (for :func:`classify`'s hint).
+    ``ranks`` (for :func:`classify`'s hint); of a launch killed at ``timeout``,
+    ``before_kill``: the ends of stdout and stderr as they were before the kill.
 
     Raises:
         LaunchError: the launch could not start (launcher or program missing, not executable).
@@ -103,8 +105,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         timed_out = False
         try:
             code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        except subprocess.TimeoutExpired:  # what it wrote before the kill (hang_cause)
+            timed_out = [os.fstat(fh.fileno()).st_size for fh in (out_fh, err_fh)]
             end_group(proc)
             code = proc.returncode if proc.returncode is not None else -9
         except BaseException:
@@ -114,6 +116,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
         wall = time.perf_counter() - start
         tree = sampler.stop()
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before_kill = timed_out and tuple(rank_peak.without_reports(stream_tail(fh, end=n))
+                                          for fh, n in zip((out_fh, err_fh), timed_out))
         # each rank's own peak, from its wrapper (srun, an mpirun's daemons); its lines leave
         # the stderr read
         reports = rank_peak.take_reports(err_fh, os.path.basename(tokens[0])) \
@@ -124,8 +128,8 @@ def launch_once(tokens: list[str], env: dict, timeout: float, cwd: str | None = 
     rss, cpu, rss_source = ranks_usage(tree, cpu, ranks, accounting, launch_start,
                                        ranks_per_node=ranks_per_node, reports=reports)
     return {"exit_code": code, "wall_s": wall, "cpu_s": cpu, "stdout": stdout, "stderr": stderr,
-            "timed_out": timed_out, "rss_mb": rss if rss > 0 else float("nan"),
-            "rss_source": rss_source, "found": found, "ranks": ranks,
+            "timed_out": bool(timed_out), "rss_mb": rss if rss > 0 else float("nan"),
+            "before_kill": before_kill or None, "rss_source": rss_source, "found": found, "ranks": ranks,
             "ranks_per_node": ranks_per_node, "rank_launcher": tree.rank_launcher}
 
 
@@ -349,8 +353,10 @@ def classify(result: dict, timeout: float, memory_mb: float | None = None) -> tu
     from hpcds1mpi.measure.singleton_ranks import singleton_hint
 
     code = result["exit_code"]
-    if result["timed_out"]:
-        return "timeout", f"no exit within the {timeout:g} s timeout; killed"
+    if result["timed_out"]:  # its output read too: an error before a hang (s47 tester L2)
+        from hpcds1mpi.measure.hang_cause import timed_out
+
+        return timed_out(result, timeout)
     if code != 0 and (refusal := _first_line(result["stderr"][-20000:], SRUN_REFUSED)):
         if ALLOCATION_ENDING.search(refusal):  # the job's end, not the configuration's
             return "interrupted", (f"{REFUSED} ({refusal}): the Slurm allocation is ending; "

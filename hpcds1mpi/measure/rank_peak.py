@@ -217,3 +217,9 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def without_reports(text: str) -> str:
+    """``text`` (a launch's stderr, as read) without the wrappers' report lines: the output
+    of a launch killed at its timeout, read before :func:`take_reports` rewrote the file."""
+    return "".join(ln for ln in text.splitlines(keepends=True) if MARK not in ln)
