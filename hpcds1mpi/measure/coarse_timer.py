@@ -24,6 +24,11 @@ The rule now, for any timer:
   tick agree by rounding, not by measurement. ``runtime_s`` stays the program's time (the
   runtime source is one per sweep, recorded in the file's ``launch``); the note says how to
   get the wall time instead.
+* **A zero** (MPB's whole-second "0 seconds" at a small size) is a reading under one tick, not
+  a failure (s47 tester K1: stored ``failed``, recommend then left out the fastest layout as
+  "every run failed"): the launch is ``ok``, its time half the smaller of the timer's
+  resolution and the launch's wall time (:func:`below_tick`: the middle of what it may have
+  taken), said once per configuration (:func:`zero_note`).
 * **A timer that is not coarse** keeps its measured spread, but repeats that all printed one
   value store one tick over their median (:func:`tick_noise`), not 0: they agree to the
   timer's resolution, not exactly (s45 tester B3: MrBayes's 0.23 s, three times, noise 0.0).
@@ -144,3 +149,27 @@ def coarse_note(text: str | None, wall_s: float, regex: str,
             "rounding; their noise is stored as the widest spread the printed values allow "
             "((max - min + resolution) / median), not as measured; give a larger size, a "
             "--time-regex for a finer timer, or drop --time-regex to record the wall time")
+
+
+def below_tick(text: str, wall_s: float) -> float:
+    """The time of a launch of ``wall_s`` seconds whose timer printed a zero ``text``: half
+    the smaller of the timer's resolution and ``wall_s``, both bounds of it (see the module);
+    0.0 where neither is known."""
+    bounds = [b for b in (resolution([text]), wall_s) if math.isfinite(b) and b > 0]
+    return min(bounds) / 2 if bounds else 0.0
+
+
+def zero_note(label: str, found: dict, wall_s: float, regex: str) -> str:
+    """The note for a launch of configuration ``label`` (``wall_s`` seconds) whose time
+    ``regex`` read as a zero (``found["below_tick"]``, its time :func:`below_tick`'s); "" for
+    any other."""
+    if not found.get("below_tick"):
+        return ""
+    text = found.get("time_text") or ""
+    return (f"note: {label}: {regex} read {text.strip()!r}, under one tick of the program's "
+            f"timer ({_tick_text(resolution([text]))} resolution), in a launch of {wall_s:.2f} s "
+            "wall time: the run was faster than its timer shows, not failed; it is kept ok, its "
+            f"runtime stored as {found['time']:g} s (half the smaller of the tick and the wall "
+            "time), its noise as the widest spread the printed values allow; give a larger "
+            "size or a --time-regex for a finer timer, or drop --time-regex to record the wall "
+            "time")

@@ -240,33 +240,11 @@ class Readings:
     def note_once(self, found: dict | None, status: str, error: str,
                   wall_s: float = math.nan, seen: list[str] | None = None,
                   run: tuple[str, bool] = ("", True), launch: tuple = (1, ("", ""))) -> None:
-        """Say each note of one launch's reading once per sweep: a time read with a decimal
-        comma, several different times matched (:mod:`.time_reading`), a time printed coarsely
-        from a launch of ``wall_s``, judged with the configuration's earlier times ``seen``
-        (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1), an input that ended on stdin
-        (:mod:`.stdin_note`), a ``--fom-regex`` that read no number in the launch of ``run``
-        (its label, and whether it is no warm-up), counted for the sweep's closing note, a
-        time matched once per rank of ``launch`` (ranks, stdout, stderr) as copies' (s46 G5)."""
-        from hpcds1mpi.measure.coarse_timer import coarse_note
-        from hpcds1mpi.measure.compound_time import whole_note
-        from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
-        from hpcds1mpi.measure.stdin_note import stdin_note
-        from hpcds1mpi.measure import time_reading as tr
+        """Say each note of one launch's reading (:func:`.reading_notes.launch_notes`) once
+        per sweep, a note kept to one configuration once per configuration."""
+        from hpcds1mpi.measure.reading_notes import launch_notes
 
-        notes, found = {"stdin": stdin_note(error) if status != "ok" else ""}, found or {}
-        self.fom_launches = self.fom_launches or FomLaunches()
-        notes["fom"] = fom_note(self.fom, found, run[0], self.fom_launches) if status == "ok" \
-            else ""
-        if status == "ok" and self.fom is not None:
-            self.fom_launches.add(*run, math.isfinite(found.get("fom", math.nan)), found)
-        text, values, regex = found.get("time_text"), found.get("time_values") or [], \
-            f"--time-regex '{self.time.pattern}'" if self.time else ""
-        if status == "ok" and self.time is not None and text is not None:
-            notes["comma"] = tr.decimal_comma_note(text, regex) \
-                if tr.seconds_text(text)[1] else ""
-            notes.update(tr.times_notes(self, values, text, regex, launch))
-            notes["coarse"] = coarse_note(text, wall_s, regex, seen)
-            notes["whole"] = whole_note(found.get("time_part") or "", text, regex)
+        notes = launch_notes(self, found or {}, status, error, wall_s, seen, run, launch)
         for kind, note in notes.items():
             if note and self.say is not None and kind not in self.said:
                 self.said.add(kind)

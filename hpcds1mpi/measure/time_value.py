@@ -1,8 +1,10 @@
 """Whether the number ``--time-regex`` read from one launch (exit 0) can be its runtime.
 
-Not a time: a number cut short, not a number, another unit than seconds, zero, not positive and
+Not a time: a number cut short, not a number, another unit than seconds, not positive and
 finite, over a year (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`): the launch is ``failed``
-with the reason. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLACK_S`, or past
+with the reason. A zero is a reading under one tick of the program's timer, not a failure
+(MPB's whole-second "0 seconds": s47 tester K1): the launch is ``ok``, its time
+:func:`~hpcds1mpi.measure.coarse_timer.below_tick`. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLACK_S`, or past
 it by more than its last digit (:func:`~hpcds1mpi.measure.time_units.past_the_wall`), it is the
 regex's reading (a CPU time summed over threads or ranks, a unit mistake), not the program's
 failure: the sweep stops (:func:`~hpcds1mpi.measure.time_units.over_wall_stop`, s46 tester H2)
@@ -31,22 +33,22 @@ def value_problem(text: str, found: dict, wall_s: float, regex: str, run: tuple,
     time over the wall time also leaves the sweep's stop in ``found["over_wall"]``
     (:func:`.time_units.over_wall_stop`)."""
     from hpcds1mpi.measure import time_reading as tr
+    from hpcds1mpi.measure.coarse_timer import below_tick
 
     ranks, threads, label = run
     shown = text.strip()[:40]
     if found.get("time_cut"):  # "1" of "1,122" had been an ok 1 s (s33 tester D1)
         return tr.cut_problem(text, found["time_cut"], regex)
-    text = tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
+    raw, text = text, tr.seconds_text(text)[0]  # a decimal comma (s33 tester D8)
     try:
         value = tr.seconds_of(text)  # "2m54.91s" too (s45 tester A1)
     except ValueError:
         return tr.not_a_number_problem(shown, regex)
     if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
         return unit_problem(unit, regex)
-    if value == 0:  # xdlu's 2-decimal WALL on a fast run (s39): not a bad timer or regex
-        return (f"exit 0, but the program's own time {shown!r} ({regex}) is zero: the run "
-                "was shorter than the program's timer shows; give a bigger size, or leave "
-                "out --time-regex to take the launch's wall time")
+    if value == 0 and (kept_time := below_tick(raw, wall_s)):  # under one tick (s47 K1)
+        found["time"], found["below_tick"] = kept_time, True  # said: coarse_timer.zero_note
+        return ""
     if not (math.isfinite(value) and value > 0):
         return (f"exit 0, but the program's own time {shown!r} ({regex}) is not a positive "
                 "finite number of seconds; fix the program's timer or the regex")

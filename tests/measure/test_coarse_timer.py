@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from hpcds1mpi.measure.coarse_timer import (COARSE_SHARE, coarse_noise, coarse_note,
-                                            is_coarse, resolution, tick_noise)
+from hpcds1mpi.measure.coarse_timer import (COARSE_SHARE, below_tick, coarse_noise,
+                                            coarse_note, is_coarse, resolution, tick_noise,
+                                            zero_note)
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 
@@ -123,3 +124,34 @@ def test_a_sweep_reading_a_clock_says_its_timer_is_coarse(tmp_path):
     assert sum("1-s resolution" in ln for ln in proc.stderr.splitlines()) == 1, proc.stderr
     runs = telemetry.read_runs(tmp_path / "moc.h5")
     assert list(runs["runtime_s"]) == [1.0] and list(runs["noise"]) == [1.0]  # was 0.0
+
+
+def test_a_zero_is_half_the_smaller_of_one_tick_and_the_wall_time():
+    assert below_tick("0", 1.43) == 0.5 and below_tick("0", 0.4) == 0.2
+    assert below_tick("0.000", 2.0) == 0.0005 and below_tick("0", math.nan) == 0.5
+    assert below_tick("nothing", math.nan) == 0.0  # no bound known: not kept
+    regex = "--time-regex 'run: ([0-9.]+) seconds'"
+    note = zero_note("mpb size 16 N1xR1xT1", {"time": 0.5, "time_text": "0",
+                                              "below_tick": True}, 1.43, regex)
+    assert note.startswith("note: mpb size 16 N1xR1xT1: --time-regex 'run: ([0-9.]+) seconds' "
+                           "read '0', under one tick of the program's timer (1-s resolution)")
+    assert "not failed; it is kept ok, its runtime stored as 0.5 s" in note
+    assert zero_note("x", {"time": 1.0, "time_text": "1"}, 1.4, regex) == ""
+
+
+def test_a_sweep_keeps_a_zero_from_a_whole_seconds_timer_ok_and_says_each_configuration(
+        tmp_path):
+    """s47 tester K1: MPB's "total elapsed time for run: 0 seconds" was stored failed, said for
+    the first configuration only, and recommend left out the fastest layout as "every run
+    failed"."""
+    proc = _sweep(tmp_path, "mpb", 'echo "total elapsed time for run: 0 seconds"',
+                  r"total elapsed time for run: ([0-9.]+) seconds", ["--max-repeats", "2"],
+                  "1,2")
+    notes = [ln for ln in proc.stderr.splitlines() if "under one tick" in ln]
+    assert [ln.split(": ")[2] for ln in notes] == [
+        "mpb size 1 N1xR1xT1-cpu-fp64", "mpb size 2 N1xR1xT1-cpu-fp64"], proc.stderr
+    runs = telemetry.read_runs(tmp_path / "mpb.h5").set_index("size")
+    assert (runs["status"] == "ok").all(), runs["error"].tolist()
+    for size in (1, 2):  # half of its wall time, under the 1-s tick
+        assert 0 < runs.loc[size, "runtime_s"] <= runs.loc[size, "runtime_max_s"] < 0.5
+    assert "1-s resolution" not in proc.stderr.replace("(1-s resolution)", "")  # no 2nd note

@@ -190,9 +190,6 @@ def test_windows_cover_the_output_and_always_advance(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("said, words", [
     ("-0.2", "'-0.2' .* is not a positive finite number"),
-    ("0", "'0' .* is zero: the run was shorter than the program's timer shows; give a bigger "
-          "size, or leave out --time-regex"),
-    ("0.00", "'0.00' .* is zero"),
     ("nan", "'nan' .* is not a positive finite number"),
     ("inf", "'inf' .* is not a positive finite number"),
     ("1e30", "1e\\+30 s .* is over a year"),
@@ -206,6 +203,14 @@ def test_a_reported_time_that_cannot_be_the_runtime_is_refused(said, words):
     assert why.startswith("exit 0, but ") and "--time-regex 'TIME=(\\S+)'" in why
     assert re.search(words, why), why
     assert "\n" not in why
+
+
+def test_a_reported_zero_is_the_runtime_under_one_tick_not_a_failure():
+    """s47 tester K1: MPB's whole-second "0 seconds" was a failed run."""
+    readings = Readings.of(time_regex=r"TIME=(\S+)")
+    for said, kept in (("0", 0.25), ("0.00", 0.005)):
+        found = readings.read(f"TIME={said}\n")
+        assert readings.time_problem(found, 0.5) == "" and found["time"] == kept
 
 
 def test_a_plausible_reported_time_is_the_runtime():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hpcds1mpi.measure.time_value import value_problem
 
 REGEX = "--time-regex 'total : (\\S+)'"
@@ -20,7 +22,16 @@ def test_a_kept_time_of_several_threads_or_ranks_is_remembered_for_a_later_stop(
         found["over_wall"]
 
 
+def test_a_zero_is_a_reading_under_one_tick_kept_ok_with_its_time_bounded():
+    """s47 tester K1: MPB's whole-second "0 seconds" was a failed run, and recommend left the
+    fastest layout out as "every run failed"."""
+    for text, wall, kept in (("0", 1.43, 0.5), ("0", 0.4, 0.2), ("0.00", 1.0, 0.005),
+                             ("00:00:00", 3.0, 0.5)):
+        found = {}
+        assert value_problem(text, found, wall, REGEX, (1, 1, ""), []) == ""
+        assert found == {"time": pytest.approx(kept), "below_tick": True}
+
+
 def test_a_time_that_is_no_number_of_seconds_stays_a_failed_launch():
-    assert "is zero" in value_problem("0", {}, 1.0, REGEX, (1, 1, ""), [])
     assert "followed by 'ms'" in value_problem("40", {"time_unit": "ms"}, 1.0, REGEX,
                                                (1, 1, ""), [])
