@@ -2,8 +2,8 @@
 
 :meth:`~hpcds1mpi.measure.readings.Readings.note_once` says them; this module gathers them: the
 time's (:mod:`.time_reading`, :mod:`.coarse_timer`, :mod:`.compound_time`), the figure of
-merit's (:mod:`.fom_note`) and the input's (:mod:`.stdin_note`). Split from :mod:`.readings`
-as it grew (s47).
+merit's (:mod:`.fom_note`, and several different numbers matched, s47 tester K5) and the
+input's (:mod:`.stdin_note`). Split from :mod:`.readings` as it grew (s47).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
     ``seen`` (:mod:`.coarse_timer`, s35 tester A4, s37 tester G1; a zero once per
     configuration, s47 tester K1), an input that ended on stdin (:mod:`.stdin_note`), a
     ``--fom-regex`` that read no number in the launch of ``run`` (its label, and whether it
-    is no warm-up), counted for the sweep's closing note, a time matched once per rank of
-    ``launch`` (ranks, stdout, stderr) as copies' (s46 G5)."""
+    is no warm-up), counted for the sweep's closing note, or several different numbers (s47
+    tester K5), a time matched once per rank of ``launch`` (ranks, stdout, stderr) as
+    copies' (s46 G5)."""
     from hpcds1mpi.measure.coarse_timer import coarse_note, zero_note
     from hpcds1mpi.measure.compound_time import whole_note
     from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
@@ -35,6 +36,10 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
         if status == "ok" else ""
     if status == "ok" and readings.fom is not None:
         readings.fom_launches.add(*run, math.isfinite(found.get("fom", math.nan)), found)
+        if len(fom_values := found.get("fom_values") or []) > 1:
+            notes["fom several"] = tr.several_times_note(
+                fom_values, found["fom_text"], len(fom_values),
+                f"--fom-regex '{readings.fom.pattern}'", "number")
     text, values, regex = found.get("time_text"), found.get("time_values") or [], \
         f"--time-regex '{readings.time.pattern}'" if readings.time else ""
     if status == "ok" and readings.time is not None and text is not None:

@@ -30,7 +30,9 @@ says why (``said``: :func:`~hpcds1mpi.measure.program_launch.reason_line`), see
 :meth:`Readings.time_problem`.
 
 **Which match**: each regex takes its *last* match, the output file's part after stderr after
-stdout (the program's final report; HPCC appends one result per run). :meth:`Readings.scan`
+stdout (the program's final report; HPCC appends one result per run); where the time's or the
+figure of merit's regex matched several different numbers in one launch, that is said once
+(:mod:`.reading_notes`, s47 tester K5 for the figure of merit). :meth:`Readings.scan`
 searches from the end backwards in windows of :data:`CHUNK` bytes cut at line ends, stopping
 once every regex has matched: memory stays bounded at any output size and nothing is skipped.
 A match may span lines up to :data:`OVERLAP` bytes across a window's cut.
@@ -94,13 +96,16 @@ def _found(name: str, pattern, text: str) -> dict:
     ``text``, for ``--fail-regex`` the line it matched in, stripped ({}: no match); the time's
     as :func:`~hpcds1mpi.measure.time_reading.time_found` reads it."""
     distinct: dict = {}
-    last = _last_match(pattern, text, f"--{name}-regex", distinct if name == "time" else None)
+    last = _last_match(pattern, text, f"--{name}-regex",
+                       distinct if name in ("time", "fom") else None)
     if last is None:
         return {}
     if name == FAIL:
         end = text.find("\n", last.end())
         return {name: text[text.rfind("\n", 0, last.start()) + 1:end if end >= 0 else None
                            ].strip()}
+    if name == "fom":  # the numbers it matched, said as the time's are (s47 tester K5)
+        return {name: last.group(1) or "", "fom_values": list(distinct)}
     if name != "time":
         return {name: last.group(1) or ""}
     from hpcds1mpi.measure.time_reading import time_found
@@ -293,6 +298,7 @@ class Readings:
                 "time_part": groups.get("time_part", ""),  # of a time read whole (s45 A1)
                 "time_values": groups.get("time_values", []),
                 "fom": fom if math.isfinite(fom) else math.nan, "fom_text": groups.get("fom"),
+                "fom_values": groups.get("fom_values", []),
                 "fom_nearest": nearest_line(self.fom.pattern, *outputs) if outputs and self.fom
                 is not None and "fom" not in groups else "",
                 "ranks": ranks if math.isfinite(ranks) else math.nan,

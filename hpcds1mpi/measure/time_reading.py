@@ -9,7 +9,8 @@
   ("1,2,3") is no decimal comma and is not refused.
 * **Several times**: a program printing its setup, solve and total times matched by one regex
   gave the last silently (s33 tester D7); :func:`several_times_note` says, once per sweep, how
-  many different times matched and that the last match is recorded.
+  many different times matched and that the last match is recorded; the same for the numbers
+  ``--fom-regex`` matched (s47 tester K5: MPB's gap line per band pair).
 * **Once per rank**: ``nrniv tiny.hoc`` without ``-mpi`` at 2 ranks ran two 1-rank copies, each
   printing its time line, and the several-times note advised editing the regex (s46 tester
   G5); a regex matched once per rank in lines alike, with no ``--ranks-regex`` to show the
@@ -122,15 +123,16 @@ def decimal_comma_note(text: str, regex: str) -> str:
             "never a thousands separator")
 
 
-def several_times_note(first: list[str], last: str, count: int, regex: str) -> str:
-    """The note, said once per sweep, that ``count`` different times matched in one launch's
-    output (``first``: some of them, in output order) and that ``last``, the last match, is
-    recorded."""
+def several_times_note(first: list[str], last: str, count: int, regex: str,
+                       what: str = "time") -> str:
+    """The note, said once per sweep, that ``count`` different times (``what``: "number" for
+    ``--fom-regex``'s, s47 tester K5) matched in one launch's output (``first``: some of them,
+    in output order) and that ``last``, the last match, is recorded."""
     shown = ", ".join(repr(v.strip()) for v in first[:SHOWN]) + (", ..." if count > SHOWN
                                                                 else "")
-    return (f"note: {regex} matched {count} different times in one launch's output ({shown}); "
-            f"the last match, {last.strip()!r}, is recorded: if it is not the time you mean, "
-            "add the words around that one to the regex")
+    return (f"note: {regex} matched {count} different {what}s in one launch's output "
+            f"({shown}); the last match, {last.strip()!r}, is recorded: if it is not the "
+            f"{what} you mean, add the words around that one to the regex")
 
 
 def times_notes(readings, values: list[str], last: str, regex: str, launch: tuple) -> dict:
