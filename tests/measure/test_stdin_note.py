@@ -26,6 +26,24 @@ def test_other_failures_get_no_note():
     assert stdin_note("") == ""
 
 
+def test_an_end_of_input_in_a_file_the_error_names_gets_no_note():
+    """s47 tester K3: MPB's syntax error in its .ctl file, named with its place, had the note
+    sending the user to stdin."""
+    assert stdin_note("exit code 1: syntax.ctl:3:1: unexpected end of input while searching "
+                      "for: )") == ""
+    for error in ("exit code 1: /tmp/x/in.yaml, line 4: unexpected end of stream",
+                  "exit code 1: Error reading in.json: unexpected end of file",
+                  "exit code 2: At line 5 of file read.f90 (unit = 10, file = 'in.dat') "
+                  "Fortran runtime error: End of file"):
+        assert stdin_note(error) == "", error
+    # stdin named, or no file named: the note, as before
+    for error in ("exit code 2: At line 5 of file read.f90 (unit = 5, file = 'stdin') Fortran "
+                  "runtime error: End of file", "exit code 1: <stdin>:1:1: unexpected end of "
+                  "input", "exit code 2: Fortran runtime error: End of file",
+                  "exit code 1: Exception in thread \"main\" java.util.NoSuchElementException"):
+        assert stdin_note(error) == NOTE, error
+
+
 def test_a_sweep_of_a_program_reading_stdin_says_the_note_once(tmp_path):
     from tests.helpers import run_cli
 
