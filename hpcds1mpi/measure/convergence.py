@@ -13,9 +13,11 @@ The same note is given for a run whose program said it never used options it was
 C7), for what it measured is not what was asked: the sweep's one reading of an ok run the
 program warned about is :func:`convergence_warning`; and for a run whose program said it aborted
 after its own error line (:func:`~hpcds1mpi.measure.ending_error.error_then_abort`: GARLI's
-"ERROR: ..." then "***process 0 aborted run 0", s42 tester E3); and for a hoc interpreter's
+"ERROR: ..." then "***process 0 aborted run 0", s42 tester E3); for a hoc interpreter's
 error the run went on from (:mod:`~hpcds1mpi.measure.hoc_error`: NEURON's "nrniv: hhx is not a
-MECHANISM" over " near line 1", a model that then computed without the mechanism, s46 tester G2).
+MECHANISM" over " near line 1", a model that then computed without the mechanism, s46 tester G2);
+and for any error line of the program's own in it (:func:`~hpcds1mpi.measure.ending_error.
+mid_run_error`: "Error: ... results are invalid" then its time line, s47 tester K4).
 
 Only the kept ends of the output are read (:data:`~hpcds1mpi.measure.program_launch.TAIL`
 bytes of stdout and of stderr), where a run's last SCF and its final report are: a note is no
@@ -53,11 +55,12 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     (:func:`~hpcds1mpi.measure.unused_options.unused_options`), else that it aborted after
     its error line (:func:`~hpcds1mpi.measure.ending_error.error_then_abort`), else a hoc
     interpreter's error it went on from (:func:`~hpcds1mpi.measure.hoc_error.hoc_error`:
-    NEURON's "nrniv: hhx is not a MECHANISM near line 1", s46 tester G2); ``("", "")``
+    NEURON's "nrniv: hhx is not a MECHANISM near line 1", s46 tester G2), else an error line
+    of its own (:func:`~hpcds1mpi.measure.ending_error.mid_run_error`, s47 tester K4); ``("", "")``
     when it said nothing of the kind. The line's control characters are escaped
     (:func:`~hpcds1mpi.measure.printable.printable`: it is printed, s29 tester H5); ``words``
     stay as matched, for the regex."""
-    from hpcds1mpi.measure.ending_error import error_then_abort
+    from hpcds1mpi.measure.ending_error import error_then_abort, mid_run_error
     from hpcds1mpi.measure.hoc_error import hoc_error
     from hpcds1mpi.measure.printable import printable
     from hpcds1mpi.measure.yaml_errors import yaml_documents
@@ -74,8 +77,10 @@ def convergence_warning(stdout: str, stderr: str) -> tuple[str, str]:
     unused = unused_options(stdout, stderr)
     if unused[0]:
         return unused
-    aborted = error_then_abort(stdout, stderr)
-    return aborted if aborted[0] else hoc_error(stdout, stderr)
+    for reading in (error_then_abort, hoc_error, mid_run_error):  # the most telling first
+        if (said := reading(stdout, stderr))[0]:
+            return said
+    return "", ""
 
 
 def convergence_note(run: str, line: str, words: str) -> str:

@@ -90,18 +90,13 @@ def ending_error(stdout: str, stderr: str) -> str:
         while start > 0 and kept[start - 1]:  # the last paragraph: a title over its message
             start -= 1
         for i in range(start, end + 1):
-            ln = kept[i]
-            if not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or NO_ERROR.search(ln) \
-                    or LOG_RECORD.match(ln) or _PASSED.search(ln):
+            if (found := _error_line(kept, i)) is None:
                 continue
-            said, last = with_message(kept, i)
-            if _is_value(said):  # its message too ("Error:" over a value)
-                continue
+            said, last = found
             if (more := explanation(kept, last, end)) is not None:  # s46 tester H4
                 said = f"{said} ({'; '.join(more)})" if more else said
                 return clipped(printable(said, keep="\t"), 300)
-        if (quit_ := QUIT_LINE.search(kept[end])) and \
-                not counts_none(kept[end][:quit_.start()], quit_[0]):
+        if quits(kept[end]):
             return clipped(printable(kept[end], keep="\t"), 300)
         if cause_then_quit(kept[end]):
             return clipped(printable(kept[end], keep="\t"), 300)
@@ -119,6 +114,13 @@ def ending_error(stdout: str, stderr: str) -> str:
 QUIT_LINE = re.compile(
     r"(?<![\w-])(?<!to )(?<!or )(?<!will )(?<!would )(?<!may )(?<!can )(?<!not )(?<!never )"
     r"(?:abort(?:ing|ed)?|abort(?:ing|ed)\s+(?:the\s+)?run)[\s.!]*$", re.IGNORECASE)
+
+def quits(line: str) -> bool:
+    """Whether ``line`` closes with the program's word that it quit (:data:`QUIT_LINE`), not
+    after a count of none (:func:`~hpcds1mpi.measure.none_counted.counts_none`)."""
+    quit_ = QUIT_LINE.search(line)
+    return quit_ is not None and not counts_none(line[:quit_.start()], quit_[0])
+
 
 #: A last line giving a cause and then that the program stops: MOCASSIN's " !out_in: can't
 #: open file input/input.in - terminating" and " !output directory output/ doesn't exist -
@@ -189,6 +191,20 @@ def search_done(cause: str, after: str) -> bool:
         bool(_TALLY_AFTER.match(after))
 
 
+def _error_line(kept: list[str], i: int) -> tuple[str, int] | None:
+    """``(said, last)`` where ``kept[i]`` states the program's own error (:data:`ERROR_LINE`,
+    :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`): the line with its message
+    (:func:`~hpcds1mpi.measure.program_lines.with_message`) and the index of its last line;
+    None for any other line, a report of no error, a log record, a check that passed, or an
+    error title over a value ("Error:" over "1.2e-05")."""
+    ln = kept[i]
+    if not ln or not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or \
+            NO_ERROR.search(ln) or LOG_RECORD.match(ln) or _PASSED.search(ln):
+        return None
+    said, last = with_message(kept, i)
+    return None if _is_value(said) else (said, last)
+
+
 #: An error title's end: the text after the last one is its message ("cg: error: 1.2e-08").
 _TITLE_END = re.compile(r"(?:error|fatal)[^:!]*[:!]\s*", re.IGNORECASE)
 
@@ -216,15 +232,47 @@ def error_then_abort(stdout: str, stderr: str) -> tuple[str, str]:
 
     for text in (stdout, stderr):
         kept = kept_lines(text)
-        for i, ln in enumerate(kept):
-            if not ln or not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or \
-                    NO_ERROR.search(ln) or LOG_RECORD.match(ln) or _PASSED.search(ln):
+        for i in range(len(kept)):
+            if (found := _error_line(kept, i)) is None:
                 continue
-            said, last = with_message(kept, i)
-            if _is_value(said):
-                continue
+            said, last = found
             for later in kept[last + 1:]:
                 if later and (words := ABORTED.search(later)) and not NO_ERROR.search(later):
                     line = f"{clipped(said, 120)} ... {clipped(later, 80)}"
                     return printable(line, keep="\t"), words.group(0)
+    return "", ""
+
+
+#: The most characters of an error line a ``--fail-regex`` is suggested from.
+REGEX_CHARS = 60
+#: The end of an error message's first clause: what a ``--fail-regex`` is made of.
+_CLAUSE_END = re.compile(r"[,;]|\.(?:\s|$)")
+
+
+def mid_run_error(stdout: str, stderr: str) -> tuple[str, str]:
+    """``(line, words)`` for the note on a run that exited 0 and is ``ok`` although its program
+    stated an error (asked after :func:`error_then_abort`, the more telling): its last error
+    line (as :func:`ending_error` reads one, its message joined), with its title and its
+    message's first clause, for a ``--fail-regex`` ("Error: mesh quality too low" of "Error:
+    mesh quality too low, results are invalid" printed before its time line: it had no note,
+    while a "did not converge" there had one, s47 tester K4); stdout first; ``("", "")`` when
+    neither stream states one. An error the program says it went on from
+    (:data:`~hpcds1mpi.measure.error_cause.WENT_ON`: "ERROR: x.dat not found, using defaults")
+    is none: it decided so. Only a note: such a run stays ``ok``, a good run failed being worse
+    than a bad one missed."""
+    from hpcds1mpi.measure.error_cause import WENT_ON
+    from hpcds1mpi.measure.printable import clipped, printable
+
+    for text in (stdout, stderr):
+        kept = kept_lines(text)
+        for i in range(len(kept) - 1, -1, -1):
+            if (found := _error_line(kept, i)) is None or WENT_ON.search(found[0]):
+                continue
+            line = kept[i]
+            title = _TITLE_END.search(line) or re.search(r"[:!]\s*", line)
+            clause = _CLAUSE_END.search(line, title.end() if title else 0)
+            words = line[:clause.start()] if clause else line
+            if len(words) > REGEX_CHARS:
+                words = words[:REGEX_CHARS].rsplit(" ", 1)[0]
+            return clipped(printable(found[0], keep="\t"), 300), words.strip()
     return "", ""

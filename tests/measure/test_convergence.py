@@ -84,6 +84,29 @@ def test_a_sweep_notes_a_non_converged_run_once_and_fail_regex_makes_it_failed(t
                                      "converged ***")
 
 
+def test_a_sweep_notes_a_programs_error_line_before_its_time_line_and_keeps_it_ok(tmp_path):
+    """s47 tester K4: a program's "Error: ... results are invalid" followed by its time line
+    (exit 0) was stored ok with no note, where its "did not converge" had one."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+
+    app = tmp_path / "fx.sh"
+    app.write_text("#!/bin/sh\necho 'ranks 1 n 32 iterations 12'\necho 'Error: mesh quality too "
+                   "low, results are invalid'\necho 'solve time 0.0505 s'\n")
+    app.chmod(0o755)
+    proc = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "fx", "--sizes", "32",
+                    "--time-regex", r"solve time ([0-9.]+)", "--min-time", "0", "--min-repeats",
+                    "1", "--max-repeats", "1", "--no-progress", "--out",
+                    str(tmp_path / "fx.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert ("hpcds1mpi sweep: note: fx size 32 N1xR1xT1-cpu-fp64: ok, but the program said "
+            "\"Error: mesh quality too low, results are invalid\"; its time is kept (the program "
+            "exited 0): to record such runs failed, sweep into a new --out with --fail-regex "
+            "'Error: mesh quality too low'") in proc.stderr, proc.stderr
+    runs = telemetry.read_runs(tmp_path / "fx.h5")
+    assert list(runs["status"]) == ["ok"] and list(runs["runtime_s"]) == [0.0505]
+
+
 def test_options_the_program_did_not_use_are_named_once_and_fail_regex_makes_it_failed(
         tmp_path):
     """Was (s29 tester C7): PETSc with -options_left said "Option left: name:-ksp_typo value:

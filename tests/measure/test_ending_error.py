@@ -141,6 +141,25 @@ def test_an_error_then_an_abort_mid_run_stays_ok_but_is_named_for_a_note():
     assert error_then_abort("Error: 0\nno aborts\n", "") == ("", "")
 
 
+def test_an_error_line_mid_run_stays_ok_but_is_named_for_a_note_with_its_first_clause():
+    """s47 tester K4: "Error: mesh quality too low, results are invalid" then the program's
+    time line, exit 0: ok, but nothing was said, where a "did not converge" there was noted."""
+    from hpcds1mpi.measure.ending_error import mid_run_error
+
+    stdout = ("ranks 1 n 32 iterations 12 reason 2\nError: mesh quality too low, results are "
+              "invalid\nsolve time 0.0505 s\n")
+    assert ending_error(stdout, "") == "" and classify({**BASE, "stdout": stdout}, 60)[0] == "ok"
+    assert mid_run_error(stdout, "") == ("Error: mesh quality too low, results are invalid",
+                                         "Error: mesh quality too low")
+    assert mid_run_error("", "step 1\nforrtl: severe (29): file not found, unit 10\ndone\n") \
+        == ("forrtl: severe (29): file not found, unit 10", "forrtl: severe (29): file not found")
+    # no error of the program's own: one it went on from, a value, a log record, none counted
+    for text in ("ERROR: file x.dat not found, using defaults\nresult 3.2\n",
+                 "Error: 1.2e-05\nresult\n", "ERROR:root:could not reach it\nresult\n",
+                 "0 errors\nresult\n", "srun: error: Not using a pseudo-terminal\nresult\n"):
+        assert mid_run_error(text, "") == ("", ""), text
+
+
 @pytest.mark.parametrize("stdout, line", [
     # s43 tester L1: mpgrafic given an invalid spectrum case, exit 0 after 0.5 s, nothing written
     (" Reading input\n Choose a power spectrum: 1 .. 5\n Illegal choice.  Aborting\n",
