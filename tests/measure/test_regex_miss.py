@@ -52,3 +52,25 @@ def test_the_programs_last_line_is_its_reason_only_with_an_error_word():
     failed = "step 3\nconvergence NOT achieved after 2 iterations\n"
     assert program_reason("convergence NOT achieved after 2 iterations", failed) != ""
     assert program_reason("warning: bad input", "done\n") == "warning: bad input"  # stderr's
+
+
+#: Debian's /usr/bin/cmsearch wrapper on a CPU without SSE2 (its text, exit 0).
+CMSEARCH_NO_SSE2 = """\
+To run cmsearch from infernal package your proccessor needs SSE2 which is not
+available on this machine.
+ ... Exiting
+"""
+
+
+def test_a_time_regex_miss_quotes_the_programs_refusal_closing_its_output():
+    """s47 tester L5: the wrapper's refusal (exit 0) was reported as the regex's miss alone."""
+    readings = Readings.of(time_regex=r"Elapsed: (\S+)")
+    assert readings.time_problem(readings.read(CMSEARCH_NO_SSE2, ""), 0.05) == (
+        "exit 0, but --time-regex 'Elapsed: (\\S+)' matched no number in its output; the "
+        "program said: To run cmsearch from infernal package your proccessor needs SSE2 which "
+        "is not available on this machine. ... Exiting")
+    # a closing stop with no cause, or a cause with no stop: no reason, as before
+    for stdout in ("step 1\nDone, exiting\n", "result 3\n0 errors\nexiting\n",
+                   "AVX2 not supported\nresult 3\n"):
+        assert program_reason(stdout.splitlines()[-1], stdout) == "", stdout
+    assert program_reason("or use 'set mode=interactive'", MRBAYES_END) == ""
