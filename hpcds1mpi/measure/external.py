@@ -304,7 +304,9 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
             # another folder lost them)
             SWEPT_IN: os.getcwd(),
             "repeats": [plan.min_repeats, plan.max_repeats], "min_time": plan.min_time,
-            "warmup": plan.warmup, PROGRAM_PATH: resolved(first_tokens, first_env)})}
+            # the file on the ranks' PATH (Open MPI's prefix first), not this one's (s47 K8)
+            "warmup": plan.warmup, PROGRAM_PATH: resolved(
+                first_tokens, ranks[1] if ranks else first_env)})}
         writer = telemetry.TelemetryWriter(out, resume=resume, attrs=attrs,
                                            snapshot_every_s=plan.snapshot_every)
         writer.open()

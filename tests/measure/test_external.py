@@ -796,6 +796,9 @@ def test_the_recorded_mpi_is_that_of_the_program_an_open_mpi_prefix_makes_the_ra
                                                                    memory_gb=4.0),
                           progress=False, choice=choice, say=said.append)
     assert (tmp_path / "ran").read_text() == "/usr/bin/python3"  # what the ranks ran
+    # s47 tester K8: recorded as the file the ranks ran, not this PATH's (the venv's)
+    launch = json.loads(telemetry.load(tmp_path / "p.h5").attrs["launch"])
+    assert launch["program_path"] == "/usr/bin/python3", launch
     assert any(line.startswith("program MPI: Open MPI") for line in said), said
     (library,) = telemetry.read_machines(tmp_path / "p.h5")["mpi_library"]
     assert library.startswith("Open MPI v"), library
