@@ -17,6 +17,7 @@ from hpcds1mpi.launch.exec_wrappers import program_index
 from hpcds1mpi.launch.mpi_family import (candidates, launcher_family, library_file,
                                          openmpi_pmi2_refusal, pmix_refusal, program_mpi)
 from hpcds1mpi.launch.mpi_names import FAMILY_NAMES, LAUNCHER_NAMES, MPICH, OPENMPI
+from hpcds1mpi.launch.rank_program import rank_environment
 
 
 def check_script(program_tokens: list[str], launcher, path: str | None = None,
@@ -35,7 +36,12 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None,
     Raises:
         ConfigError: one line naming the program's MPI and the cluster-file key to set.
     """
-    program = program_mpi(program_tokens)
+    command = getattr(launcher, "command", "")
+    # s47 tester K8: a wrapper's bare program (run.sh's `exec python3`) is found on the PATH
+    # the ranks get, which Open MPI's mpirun written by its path puts its prefix's bin first on
+    env = None if getattr(launcher, "name", "") == "srun" or not command else rank_environment(
+        command, tuple(getattr(launcher, "args", ())), dict(os.environ))
+    program = program_mpi(program_tokens, env)
     want = program.family
     if want not in (OPENMPI, MPICH):
         return
@@ -55,7 +61,6 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None,
         if why := pmix_refusal(program, mpi):
             raise ConfigError(f"{head}; {why}: set mpi = \"pmi2\" in the cluster file")
         return
-    command = getattr(launcher, "command", "")
     found = command
     if "/" not in command:  # a bare mpiexec/mpirun is whatever the job's PATH gives there
         # s31 tester P1: on Debian the bare mpiexec is Open MPI's orterun, and an MPICH program
@@ -81,6 +86,24 @@ def check_script(program_tokens: list[str], launcher, path: str | None = None,
         # both keys: a cluster file's mpiexec without launcher is unused under Slurm (s36 M2)
         kind = "mpirun" if os.path.basename(getattr(launcher, "command", "")).startswith(
             "mpirun") else "mpiexec"
+        beside = _beside_launcher(program_tokens, found, family)
         raise ConfigError(f"{head} but the script's {command} is {LAUNCHER_NAMES[family]}: set "
                           f"launcher = \"{kind}\" and mpiexec = "
-                          f"\"{others[0] if others else 'its launcher'}\" in the cluster file")
+                          f"\"{others[0] if others else 'its launcher'}\" in the cluster file"
+                          + (f", or run {name} as {beside}, linked against "
+                             f"{FAMILY_NAMES[family]} (recommend: give --program with that "
+                             "path)" if beside else ""))
+
+
+def _beside_launcher(tokens: list[str], launcher: str, family: str) -> str:
+    """The file named as ``tokens``' program in the folder of ``launcher``'s real file, where
+    it is of the launcher's ``family`` (Debian's /usr/bin/python3 beside orterun: the fix that
+    works, s47 tester K8, where another MPI's launcher runs the venv's python3 that lacks the
+    program's modules); "" where there is none."""
+    at = program_index(tokens)
+    beside = os.path.join(os.path.dirname(os.path.realpath(launcher)),
+                          os.path.basename(tokens[at]))
+    if beside == tokens[at] or not os.path.isfile(beside) or not os.access(beside, os.X_OK):
+        return ""
+    return beside if program_mpi([*tokens[:at], beside, *tokens[at + 1:]]).family == family \
+        else ""
