@@ -228,6 +228,7 @@ class Model:
         """Compare a batch script (text or path) with the recommendation (``hpcds1mpi
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
+        from hpcds1mpi.places import is_this_machine
         from hpcds1mpi.launch.script_file import check_first_line, script_text
         from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
@@ -238,7 +239,7 @@ class Model:
         with api_wording():
             return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
                                size=size, objective=objective, model_dir=self.path, name=name,
-                               job_folder=folder)
+                               job_folder=folder, default_queue=is_this_machine(cluster))
 
 
 def _job_folder(job_folder: str | os.PathLike | None) -> str:

@@ -152,7 +152,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     import os
     from pathlib import Path
 
-    from hpcds1mpi.places import allowed_places
+    from hpcds1mpi.places import allowed_places, is_this_machine
     from hpcds1mpi.decide.advise import advise
     from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.decide.failure_history import FailureHistory
@@ -183,7 +183,8 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     bundle = load_model(model_dir)
     advice = advise(text, bundle, places, workload=workload, size=size, objective=objective,
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
-                    name=Path(script).name, job_folder=os.getcwd())
+                    name=Path(script).name, job_folder=os.getcwd(),
+                    default_queue=is_this_machine(cluster_file))
     if out:
         if advice.rewrite_refused:  # the reading first, then why nothing was written
             click.echo(format_advice(advice))

@@ -68,7 +68,8 @@ from hpcds1mpi.launch.script_knobs import device_of, precision_of
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads_note
-from hpcds1mpi.launch.partition_limits import advise_warnings, rewrite_refusal as over_limits
+from hpcds1mpi.launch.partition_limits import (advise_warnings, read_on,
+                                               rewrite_refusal as over_limits)
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -130,7 +131,7 @@ def _places_for(script: JobScript, places):
 def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partition"]], *,
            workload: str | None = None, size: int | None = None, objective: str = "time",
            model_dir=None, history=None, name: str = "<text>",
-           job_folder: str | None = None) -> Advice:
+           job_folder: str | None = None, default_queue: bool = False) -> Advice:
     """Compare a batch script's layout with hpcds1mpi's recommendation.
 
     Args:
@@ -145,6 +146,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         job_folder: the folder the job is submitted from, where its launcher and program
             files are read for the MPI check (the CLI: the current folder); None: no file is
             read (a web request's text).
+        default_queue: ``places`` are this machine (:func:`~hpcds1mpi.places.is_this_machine`),
+            so Slurm's default partition takes a script naming none, and its limits are checked.
 
     Raises:
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
@@ -176,7 +179,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           f"partition ({', '.join(p.name for _, p in places)}) has any; pass "
                           "--cluster FILE with its GPU partition")
     cluster, partition = places[0]
-    warnings += advise_warnings(script, partition)  # above its limits (s33 tester A5)
+    warnings += advise_warnings(script, partition, default_queue)  # above its limits (s33 A5)
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
@@ -286,7 +289,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                                        advice.asked.text(), asked_cfg.ranks_per_node)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
-    refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(script, layout) or \
+    refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(
+        script, layout, read_on(partition, default_queue)) or \
         memory_refusal(script, advice.recommended, picked_part)
     if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused

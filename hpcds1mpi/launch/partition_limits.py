@@ -44,6 +44,9 @@ class PartitionLimits:
     max_mem_per_cpu_mb: float | None = None
     def_mem_per_cpu_mb: float | None = None
     node_states: dict[str, str] = field(default_factory=dict)
+    #: the most memory (MB) any of its nodes has (RealMemory): sbatch refuses a --mem above
+    #: it at once, "Memory specification can not be satisfied" (s47 tester K2)
+    node_memory_mb: float | None = None
 
     def max_mem_mb(self, cpus_per_node: int) -> float | None:
         """The most memory (MB) a job may ask per node with ``cpus_per_node`` CPUs there."""
@@ -130,9 +133,15 @@ def _read(partition: str | None) -> PartitionLimits | None:
     if chosen is None:
         return None
     limits, _, nodes = chosen
-    states = parse_node_states(_ask(["scontrol", "show", "node", "-o", nodes]) or "") \
-        if nodes else {}
-    return PartitionLimits(**{**limits.__dict__, "node_states": states})
+    text = (_ask(["scontrol", "show", "node", "-o", nodes]) or "") if nodes else ""
+    return PartitionLimits(**{**limits.__dict__, "node_states": parse_node_states(text),
+                              "node_memory_mb": largest_node_memory(text)})
+
+
+def largest_node_memory(text: str) -> float | None:
+    """``scontrol show node -o`` -> the largest RealMemory (MB) of its nodes; None for none."""
+    found = [_megabytes(node.get("RealMemory", "")) for node in parse_scontrol_nodes(text)]
+    return max((mb for mb in found if mb), default=None)
 
 
 def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_node: int,
@@ -202,6 +211,12 @@ def script_problems(script, limits: PartitionLimits | None) -> list[str]:
         found.append(f"--mem={mem.value} (line {mem.line}) is above {where}'s memory limit "
                      f"{int(most)}M: the job would pend (MaxMemPerLimit); ask for at most "
                      f"{int(most)}M")
+    elif limits.node_memory_mb is not None and asked is not None \
+            and asked > limits.node_memory_mb:
+        found.append(f"--mem={mem.value} (line {mem.line}) is above the memory of {where}'s "
+                     f"nodes ({int(limits.node_memory_mb)}M): sbatch refuses it (Memory "
+                     f"specification can not be satisfied); ask for at most "
+                     f"{int(limits.node_memory_mb)}M")
     if limits.max_nodes is not None and (script.nodes or 0) > limits.max_nodes:
         found.append(f"--nodes={script.nodes} is above {where}'s MaxNodes {limits.max_nodes}: "
                      "the job would pend; use fewer nodes or another partition")
@@ -229,21 +244,32 @@ def _hostnames(nodelist: str) -> list[str]:
     return names
 
 
-def advise_warnings(script, partition) -> list[str]:
-    """:func:`script_problems` of ``script`` on the Slurm partition it asks for (else
-    ``partition``'s), read from Slurm."""
+def advise_warnings(script, partition, default_queue: bool = False) -> list[str]:
+    """:func:`script_problems` of ``script`` on the Slurm partition it asks for, else
+    :func:`read_on`'s, read from Slurm."""
     if script.scheduler != "slurm":
         return []
-    return script_problems(script, limits_of(script.partition or partition.slurm_partition
-                                             or partition.name))
+    return script_problems(script, limits_of(script.partition or read_on(partition,
+                                                                         default_queue)))
 
 
-def rewrite_refusal(script, layout) -> str:
+def read_on(partition, default_queue: bool) -> str | None:
+    """The Slurm partition that takes a script naming none, advised on ``partition``: its
+    name, or with ``default_queue`` (``partition`` is this machine, whose made-up name no Slurm
+    knows) None, Slurm's default partition, as ``recommend --emit`` says
+    (:func:`~hpcds1mpi.places.default_queue_note`; s47 tester K2: nothing was checked)."""
+    return None if default_queue else partition.slurm_partition or partition.name
+
+
+def rewrite_refusal(script, layout, queue: str | None = None) -> str:
     """``--rewrite refused: ...`` where the rewritten script would keep what Slurm holds
-    forever (:func:`script_problems`; a time the rewrite replaces is not kept), else ""."""
+    forever or sbatch refuses (:func:`script_problems`; a time the rewrite replaces is not
+    kept), else "". ``queue``: the partition a script naming none was read on, as
+    :func:`advise_warnings` takes it (None: Slurm's default)."""
     if script.scheduler != "slurm":
         return ""
-    problems = [p for p in script_problems(script, limits_of(layout.partition or script.partition))
+    problems = [p for p in script_problems(script, limits_of(layout.partition or script.partition
+                                                             or queue))
                 if not (p.startswith("--time") and layout.time_s is not None)
                 and not p.startswith("--nodes=")]
     return f"--rewrite refused: {problems[0]}" if problems else ""

@@ -386,7 +386,8 @@ class Service(AnswerCache):
         check_first_line(req.script)  # as `advise FILE` checks it: sbatch refuses it (s29 D7)
         advice = advise(req.script, self.bundle, self.places, workload=req.workload,
                         size=req.size, objective=req.objective, model_dir=self.model_dir,
-                        history=self.history, name="<request>")
+                        history=self.history, name="<request>",
+                        default_queue=self.default_queue)
         data = advice.to_dict()
         data.setdefault("rewritten", advice.rewritten)  # what --rewrite OUT would write
         return data

@@ -687,3 +687,25 @@ def test_the_kept_precision_is_picked_by_recommends_rules(tmp_path, bundle):
     fp64 = [i for i in range(len(cols["nodes"])) if cols["precision"][i] == "fp64"
             and not cols["unmeasured"][i]]
     assert shown.runtime_s == min(float(cols["runtime_s"][i]) for i in fp64)
+
+
+def test_a_script_naming_no_partition_on_this_machine_is_checked_on_slurms_default(
+        bundle, places, monkeypatch):
+    """s47 tester K2: advised on this machine ('local', no Slurm partition), a script naming
+    no partition was checked against nothing, though sbatch sends it to the default partition
+    (as recommend --emit says): its --mem above those nodes' memory went unmentioned and
+    --rewrite kept it."""
+    from hpcds1mpi.launch import partition_limits
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {
+        (None, ""): partition_limits.PartitionLimits("debug", node_memory_mb=4000),
+        ("standard", ""): None})
+    monkeypatch.setenv("SLURM_CONF", "")
+    text = ASKED.replace("#SBATCH --partition=standard\n", "").replace(
+        "#SBATCH --time=00:30:00\n", "#SBATCH --time=00:30:00\n#SBATCH --mem=4G\n")
+    a = run(text, bundle, places, default_queue=True)
+    assert any(w.startswith("--mem=4G (line 6) is above the memory of partition debug's "
+                            "nodes (4000M)") for w in a.warnings), a.warnings
+    assert a.rewritten is None and a.rewrite_refused.startswith("--rewrite refused: --mem=4G")
+    kept = run(text, bundle, places)  # a cluster file's partition: read as it is named
+    assert not any("debug" in w for w in kept.warnings) and kept.rewrite_refused == ""

@@ -13,8 +13,8 @@ from hpcds1mpi.launch import partition_limits
 from hpcds1mpi.launch.script_options import parse_slurm_time
 from hpcds1mpi.launch.script_reading import read_script
 from hpcds1mpi.launch.script_rewrite import Layout
-from hpcds1mpi.launch.partition_limits import (PartitionLimits, keep_within, parse_node_states,
-                                        parse_partitions, script_problems)
+from hpcds1mpi.launch.partition_limits import (PartitionLimits, keep_within, largest_node_memory,
+                                        parse_node_states, parse_partitions, script_problems)
 
 DATA = Path(__file__).parents[1] / "data" / "slurm_limits"
 
@@ -75,6 +75,52 @@ def test_the_rewrite_keeps_nothing_that_would_pend(monkeypatch):
     assert "PartitionTimeLimit" in partition_limits.rewrite_refusal(loop, Layout(1, 1, 1))
 
 
+NO_PARTITION = """#!/bin/bash
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --time=00:30:00
+#SBATCH --mem=4G
+srun ./app 56
+"""
+
+
+def _debug() -> PartitionLimits:
+    """s47 tester K2: the test Slurm's default partition, nodes of RealMemory 4000 MiB and no
+    MaxMemPerNode."""
+    nodes = (DATA / "nodes_m2_drained.txt").read_text()
+    return PartitionLimits("debug", node_states=parse_node_states(nodes),
+                           node_memory_mb=largest_node_memory(nodes))
+
+
+def test_a_mem_above_every_node_of_the_partition_is_found():
+    """s47 tester K2: --mem=4G (4096 MiB) on nodes of 4000 MiB, which sbatch refuses at once,
+    was checked only against MaxMemPerNode (UNLIMITED) and went unmentioned."""
+    assert _debug().node_memory_mb == 4000
+    (found,) = script_problems(read_script(NO_PARTITION), _debug())
+    assert found.startswith("--mem=4G (line 5) is above the memory of partition debug's nodes "
+                            "(4000M)") and "ask for at most 4000M" in found
+    assert script_problems(read_script(NO_PARTITION.replace("4G", "3900M")), _debug()) == []
+
+
+def test_advise_on_this_machine_checks_a_script_naming_no_partition_on_the_default_one(
+        monkeypatch):
+    """s47 tester K2: this machine's made-up partition 'local' is no Slurm partition, so a
+    script naming none was checked against nothing; sbatch sends it to the default partition,
+    as recommend --emit says, and advise now reads that one's limits."""
+    from hpcds1mpi.cluster import Partition
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): _debug(), ("local", ""): None})
+    monkeypatch.setenv("SLURM_CONF", "")
+    script, local = read_script(NO_PARTITION), Partition("local", cores_per_node=2,
+                                                         memory_gb=25.3)
+    (found,) = partition_limits.advise_warnings(script, local, default_queue=True)
+    assert "partition debug's nodes (4000M)" in found
+    assert partition_limits.advise_warnings(script, local) == []  # a cluster file's partition
+    refused = partition_limits.rewrite_refusal(script, Layout(1, 1, 1, 0, 60), partition_limits
+                                               .read_on(local, True))
+    assert refused.startswith("--rewrite refused: --mem=4G")
+
+
 @pytest.mark.slurm
 def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
     monkeypatch.setattr(partition_limits, "_CACHE", {})
@@ -84,5 +130,6 @@ def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
     assert debug is not None and debug.max_time_s is None and set(debug.node_states) == {"n1",
                                                                                          "n2"}
     assert partition_limits.limits_of(None) == debug  # the default partition
+    assert debug.node_memory_mb == 4000  # its nodes' RealMemory (s47 tester K2)
     assert partition_limits.limits_of("no-such-partition") is None
     assert len(partition_limits._CACHE) == 3
