@@ -103,7 +103,7 @@ def other_program(script: "JobScript", launch: "Launch | None", command: str | N
     if not os.path.isabs(measured):  # a bare word: the file its sweep's ranks ran (s33 B2)
         measured = getattr(command, "program_file", None) or measured
     if not os.path.isabs(measured) or not os.path.isfile(measured):
-        return None
+        return wrapped_other(script, launch, command, cwd, env)
     word, ran = ranks_program(script, launch, cwd, env)
     if not word or ran is None:
         return None
@@ -118,3 +118,33 @@ def other_program(script: "JobScript", launch: "Launch | None", command: str | N
     return (f"line {launch.line}: the ranks of {launch.launcher} run {found}, but the workload "
             f"was measured with {measured} ({str(command)!r}): another {what}, so the predictions "
             f"are not for it and the job may fail; write {measured} on line {launch.line}")
+
+
+def wrapped_other(script: "JobScript", launch: "Launch", command: str, cwd: str,
+                  env: dict | None = None) -> str | None:
+    """:func:`other_program`'s warning for a measured wrapper (``./run.sh {size}``) whose
+    program it names by a bare word (``exec python3 ...``): that word as the job's ranks find
+    it against the file the sweep's ranks ran (:func:`measured_file`); None where they agree
+    or either is not known. s47 tester K6: the job's bare ``mpirun.openmpi`` left the venv's
+    python3 first, and advise named MPICH's mpiexec, which ran that wrong interpreter too."""
+    from hpcds1mpi.launch.script_mpi_check import named_file, ranks_path, ranks_program
+    from hpcds1mpi.launch.wrapper_program import wrapped_program
+
+    measured_word = program_word(shlex.split(command))
+    word, wrapper = ranks_program(script, launch, cwd, env)
+    if wrapper is None or os.path.basename(word) != os.path.basename(measured_word):
+        return None
+    name = (wrapped_program(wrapper) or [""])[0]
+    launched = getattr(command, "launched_with", None)
+    measured = measured_file(shlex.quote(name), launched) if name and "/" not in name else None
+    ran = named_file(name, None, ranks_path(script, launch, cwd, env)) if measured else None
+    if ran is None or same_program(measured, ran):
+        return None
+    what = "interpreter (its own modules and mpi4py)" if PYTHON_NAME.match(name) else "program"
+    own = os.path.basename(wrapper)
+    return (f"line {launch.line}: {own} runs {name}, which the ranks of {launch.launcher} find "
+            f"as {ran}, but the workload was measured with {measured} ({str(command)!r}, "
+            f"swept under {launched['command']}, which puts {os.path.dirname(measured)} first "
+            f"on its ranks' PATH): another {what}, so the predictions are not for it and the "
+            f"job may fail; launch it with {launched['command']} by that path as the sweep "
+            f"did, or make {own} exec {measured}")

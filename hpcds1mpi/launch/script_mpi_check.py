@@ -104,19 +104,27 @@ def ranks_program(script: "JobScript", launch: "Launch", cwd: str, env: dict | N
     rule, :func:`~hpcds1mpi.launch.rank_program.rank_environment` (s32 tester U1:
     ``/usr/bin/mpirun.openmpi -n 2 python3`` runs ``/usr/bin/python3`` on the ranks, not the
     venv's ``python3`` first on this PATH, and was warned of as an MPICH program)."""
+    env = os.environ if env is None else env
+    word = program_word([launch.program or "", *launch.args])
+    path_var = ranks_path(script, launch, cwd, env) if "/" not in word else env.get("PATH")
+    return word, named_file(word, launch_folder(script, launch, cwd), path_var)
+
+
+def ranks_path(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None
+               ) -> str | None:
+    """The PATH the ranks of ``launch`` get (:func:`ranks_program`'s rule): ``env``'s, with
+    the prefix's ``bin`` first for Open MPI's ``mpirun`` by its path or ``--prefix``."""
     from hpcds1mpi.launch.rank_program import rank_environment
 
-    env = os.environ if env is None else env
-    path_var = env.get("PATH")
-    word = program_word([launch.program or "", *launch.args])
-    if launch.kind == "mpi" and "/" not in word:
+    path_var = (os.environ if env is None else env).get("PATH")
+    if launch.kind == "mpi":
         launcher_word = script.text[launch.span[0]:launch.span[1]].strip("\"'")
         # only an Open MPI launcher by its files asks the sweep's rule (which runs --version)
         launcher = named_file(launcher_word, launch_folder(script, launch, cwd), path_var)
         if launcher is not None and launcher_file_family(launcher) == OPENMPI:
             path_var = rank_environment(launcher_word, _launcher_args(script, launch),
                                         {"PATH": path_var or ""}).get("PATH") or path_var
-    return word, named_file(word, launch_folder(script, launch, cwd), path_var)
+    return path_var
 
 
 def mpi_mismatch(script: "JobScript", launch: "Launch", cwd: str, env: dict | None = None,

@@ -78,3 +78,26 @@ def test_a_bare_measured_word_is_the_file_its_open_mpi_prefix_gave(venv_first, t
     assert line.endswith(f"write {SYSTEM_PYTHON} on line 3"), line
     assert _other("/usr/bin/mpirun.openmpi -n 2 python3 sim.py 15 20", tmp_path, venv_first,
                   measured_command(bare, OPENMPI_RUN)) is None
+
+
+def test_a_wrappers_bare_interpreter_is_compared_with_the_one_its_sweep_ran(venv_first,
+                                                                           tmp_path):
+    """s47 tester K6: `./run.sh {size}` (`exec python3 ...`) swept under
+    /usr/bin/mpirun.openmpi ran /usr/bin/python3; a script's bare `mpirun.openmpi -np 2
+    ./run.sh 32` with the venv first runs the venv's python3, and advise named MPICH's
+    mpiexec (which failed too) instead of saying it is another interpreter."""
+    if not os.path.exists(OPENMPI_RUN["command"]):
+        pytest.skip("needs Debian's Open MPI")
+    wrapper = tmp_path / "run.sh"
+    wrapper.write_text('#!/bin/sh\nexport OMP_NUM_THREADS=1\nexec python3 sim.py "$@"\n')
+    wrapper.chmod(0o755)
+    swept = measured_command("./run.sh {size}", OPENMPI_RUN)
+    line = _other("mpirun.openmpi -np 2 ./run.sh 32", tmp_path, venv_first, swept)
+    assert line is not None and line.startswith(
+        f"line 3: run.sh runs python3, which the ranks of mpirun.openmpi find as {VENV_BIN}/"
+        f"python3, but the workload was measured with {SYSTEM_PYTHON}"), line
+    assert line.endswith(f"launch it with /usr/bin/mpirun.openmpi by that path as the sweep "
+                         f"did, or make run.sh exec {SYSTEM_PYTHON}"), line
+    # as the sweep launched it: its ranks find /usr/bin/python3 first
+    assert _other("/usr/bin/mpirun.openmpi -np 2 ./run.sh 32", tmp_path, venv_first,
+                  swept) is None
