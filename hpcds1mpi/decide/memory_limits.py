@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from hpcds1mpi.config import OK
-from hpcds1mpi.decide.trained_hardware import hardware_columns, trained_partitions
+from hpcds1mpi.decide.trained_hardware import hardware_columns, trained_names, trained_partitions
 
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
@@ -80,6 +80,20 @@ def learn_memory_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, 
                                   for p in partitions))
     learned = bundle_cache.memo(bundle, key, lambda: learn_limits(bundle, partitions))
     return {name: replace(limit) for name, limit in learned.items()}
+
+
+def trained_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
+    """:func:`learn_memory_limits`, a partition predicted under a trained partition's name
+    (``system1.model_table``) limited by that partition's measured failures."""
+    renamed = trained_names(bundle, partitions)
+    if not renamed:
+        return learn_memory_limits(bundle, partitions)
+    limits = {}
+    for part in partitions:  # one by one: two partitions may share a trained name
+        name = renamed.get(part.name, part.name)
+        learned = learn_memory_limits(bundle, [replace(part, name=name)])[name]
+        limits[part.name] = replace(learned, partition=part.name)
+    return limits
 
 
 def learn_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:

@@ -29,7 +29,7 @@ Everything here is numpy (a grid is :class:`~hpcds1mpi.surrogates.columns.Column
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Sequence
 
@@ -48,8 +48,8 @@ from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED
                                              most_measured_nodes, nodes_measured,
                                              pick_beyond_reach_line, unmeasured_nodes_note)
 from hpcds1mpi.decide.memory_growth import grown_need_mb
-from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, learn_memory_limits,
-                                            memory_need_and_limit)
+from hpcds1mpi.decide.memory_limits import (MemoryLimit, declared_need_mb, memory_need_and_limit,
+                                            trained_limits)
 from hpcds1mpi.decide.own_failures import FAILED_SIZES, failed_near_note, own_failures
 from hpcds1mpi.decide.scaling_floor import (floor_to_perfect_scaling, layout_groups,
                                             no_unproven_speedup, scaling_note)
@@ -187,7 +187,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     floor_to_perfect_scaling(cols, layout)  # no faster than perfect scaling allows (s33 P1)
     no_unproven_speedup(cols, layout)  # nor surely faster than measured (s40 tester B9)
     if limits is None:
-        limits = _learned_limits(bundle, partitions)
+        limits = trained_limits(bundle, partitions)
     # beyond the measured sizes no surer than at their edge (s40 tester B2, B4)
     at_edge = _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
                            measured, cols)
@@ -283,20 +283,6 @@ def _scored_at(bundle, workload, size, partitions, constraints, limits, frame
         return None
     return scores_from_prediction(bundle, workload, size, partitions, constraints, limits,
                                   table, pred)
-
-
-def _learned_limits(bundle, partitions: Sequence["Partition"]) -> dict[str, MemoryLimit]:
-    """:func:`learn_memory_limits`, a partition predicted under a trained partition's name
-    (:func:`model_table`) limited by that partition's measured failures."""
-    renamed = trained_names(bundle, partitions)
-    if not renamed:
-        return learn_memory_limits(bundle, partitions)
-    limits = {}
-    for part in partitions:  # one by one: two partitions may share a trained name
-        name = renamed.get(part.name, part.name)
-        learned = learn_memory_limits(bundle, [replace(part, name=name)])[name]
-        limits[part.name] = replace(learned, partition=part.name)
-    return limits
 
 
 # --------------------------------------------------------------------------------------------
