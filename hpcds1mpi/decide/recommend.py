@@ -19,7 +19,7 @@ import numpy as np
 
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
-from hpcds1mpi.decide.energy_floor import idle_watts
+from hpcds1mpi.decide.energy_floor import FLOOR_WATTS, floor_words, idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory
 from hpcds1mpi.decide.kernel_job_time import kernel_runs
 from hpcds1mpi.decide.measured_here import failed_here_note
@@ -208,10 +208,11 @@ def _extrapolation(prep: Prepared, verdict) -> tuple[list[str], list[str]]:
         return [], []
     ch, notes = prep.picked.choice, []
     row = ch.scores.row(ch.index)
-    watts = idle_watts(prep.picked.partition)
-    if row["energy_j"] <= watts * row["nodes"] * row["runtime_s"] * (1 + 1e-12):  # floored
-        notes.append(f"energy is the floor {row['nodes']} node{'s' if row['nodes'] > 1 else ''}"
-                     f" x {watts:.3g} W idle x the predicted runtime: the model predicted less")
+    part = prep.picked.partition
+    watts = row.get(FLOOR_WATTS, idle_watts(part) * row["nodes"])  # a stand-in's: idle alone
+    if row["energy_j"] <= watts * row["runtime_s"] * (1 + 1e-12):  # floored
+        notes.append(f"energy is the floor {floor_words(part, row)} = {watts:.3g} W x the "
+                     "predicted runtime: the model predicted less")
     levels = bundle_cache.measured_levels(prep.bundle).get(prep.workload)
     lo_hi = (getattr(prep.bundle, "size_range", {}) or {}).get(prep.workload)
     if levels is not None and levels.external and lo_hi is not None \

@@ -9,9 +9,9 @@ own runs say instead: :mod:`~hpcds1mpi.decide.own_failures`) or that need more m
 partition can give (limits learned from out-of-memory failures; beyond the measured sizes a
 kernel needs at least its declared working set: :mod:`~hpcds1mpi.decide.memory_limits`, a
 program its peak grown as measured: :mod:`~hpcds1mpi.decide.memory_growth`),
-applies the user's constraints, and picks per objective (energy never below the nodes' idle
-draw, :mod:`~hpcds1mpi.decide.energy_floor`; which candidates are beyond the measured levels:
-:func:`~hpcds1mpi.decide.scores.unmeasured_rows`):
+applies the user's constraints, and picks per objective (energy never below the layout's
+modelled draw, :mod:`~hpcds1mpi.decide.energy_floor`; which candidates are beyond the
+measured levels: :func:`~hpcds1mpi.decide.scores.unmeasured_rows`):
 
 * ``time`` — the lowest predicted median runtime;
 * ``energy`` — the lowest predicted energy;
@@ -41,7 +41,7 @@ from hpcds1mpi.decide.beyond_edge import (edge_confidence, edge_frame, edge_size
                                           inside_size, shared_edge_answer, steepest_growth)
 from hpcds1mpi.decide.confidence import ConfidenceModel, measured_best_lookup, pick_confidence
 from hpcds1mpi.decide.column_arrays import column_array
-from hpcds1mpi.decide.energy_floor import floor_energy
+from hpcds1mpi.decide.energy_floor import FLOOR_WATTS, busy_share, floor_energy, floor_watts
 from hpcds1mpi.decide.measured_here import candidate_codes, measured_at
 from hpcds1mpi.decide.measured_nodes import (MOST_MEASURED_NODES, NODES_MEASURED,
                                              held_back_line, measured_first,
@@ -176,7 +176,10 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     bound_beyond(cols, measured, workload, size, same)  # beyond its own sizes: its edge run
     hold_to_measured(cols, measured, workload, size, same)  # at its own size: its runs (Q1)
     add_repeat_columns(cols, repeat_spread(bundle), workload, size, same)  # one run's band
-    floor_energy(cols, partitions)
+    # the layout's modelled power, at its workload's measured busy share (s47 tester N1)
+    cols[FLOOR_WATTS] = watts = floor_watts(
+        cols, partitions, busy_share(bundle, workload, cols, partitions))
+    floor_energy(cols, partitions, watts)
     levels = bundle_cache.measured_levels(bundle).get(str(workload))
     cols[UNMEASURED] = unmeasured_rows(cols, levels)  # e.g. a GPU never run: s31 tester Q5
     widen_unmeasured(cols)  # no narrower than the measured ones (s31 verifier V4)
@@ -196,7 +199,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # edge read the median's interval (repeat_spread.median_interval): one run's scatter is
     # not the median's uncertainty.
     cover_repeats(cols, (widen_unmeasured, partial(no_unproven_speedup, groups=layout)))
-    floor_energy(cols, partitions)
+    floor_energy(cols, partitions, watts)
     measured_sizes = (getattr(bundle, "size_range", None) or {}).get(str(workload))
     # a program declares no memory model: past its sizes its peak grows as measured (J7)
     declared = grown_need_mb(cols, measured, workload, size, same, measured_sizes) \
@@ -267,7 +270,7 @@ def _edge_answer(bundle, workload, size, partitions, constraints, limits, frame,
     hold_to_edge(cols, at_edge.cols, size, edge,
                  steepest_growth(measured, workload, above=size > edge),
                  at_edge._caps if at_edge.shared else None)
-    floor_energy(cols, partitions)  # a lower energy bound widened: still the idle draw's
+    floor_energy(cols, partitions, cols[FLOOR_WATTS])  # a lower end widened: still floored
     return at_edge
 
 

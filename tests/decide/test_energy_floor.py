@@ -1,11 +1,17 @@
-"""The least energy a job can take: its nodes' idle draw, GPUs included."""
+"""The least energy a job can take: its layout's modelled draw (its nodes' idle draw, GPUs
+included, and its busy cores at its workload's measured busy share)."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+import pytest
 
 from hpcds1mpi.cluster import Partition
-from hpcds1mpi.decide.energy_floor import floor_energy, idle_watts
+from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.energy_floor import (FLOOR_WATTS, busy_share, core_watts, floor_energy,
+                                           floor_watts, idle_watts)
+from tests.fake_bundle import FakeBundle
 
 
 def test_a_nodes_idle_draw_counts_its_gpus():
@@ -21,3 +27,61 @@ def test_a_nodes_idle_draw_counts_its_gpus():
             **{k: np.array([0.0, 0.0]) for k in ("energy_j", "energy_lo", "energy_hi")}}
     floor_energy(cols, [gpu, cpu])
     assert cols["energy_j"].tolist() == [600.0, 200.0]
+
+
+@pytest.fixture(scope="module")
+def shipped_bundle():
+    from hpcds1mpi.decide.model_bundle import load_model
+
+    return load_model(None)
+
+
+LAB = Partition("standard", cores_per_node=2, memory_gb=25.3, max_nodes=4)  # 6 W idle, 20 W max
+
+
+def test_the_floor_counts_the_busy_cores_of_the_layout_at_their_share():
+    """s47 tester N1: 4 nodes x 2 ranks drew 24 W on the floor where the telemetry's model
+    gives 4 x 6 W + 8 busy cores x 7 W = 80 W; threads beyond the node's cores add none."""
+    assert core_watts(LAB) == 7.0
+    cols = {"partition": np.array(["standard"] * 3), "nodes": np.array([4, 1, 2]),
+            "ranks_per_node": np.array([2, 1, 2]), "threads": np.array([1, 4, 1])}
+    assert floor_watts(cols, [LAB]).tolist() == [24.0, 6.0, 12.0]  # no share: idle alone
+    assert floor_watts(cols, [LAB], np.array([1.0, 1.0, 0.5])).tolist() == [80.0, 20.0, 26.0]
+
+
+class Runs(FakeBundle):
+    """Ok runs at 1 node on ``LAB``'s figures: 1 rank x 2 threads at 13 W (half of two cores'
+    range), 2 ranks at 20 W and 17 W (the least: 11 of 14 W), and one that failed at 6 W."""
+
+    def training_frame(self) -> pd.DataFrame:
+        runs = [(1, 2, 13.0, "ok"), (2, 1, 20.0, "ok"), (2, 1, 17.0, "ok"), (1, 1, 6.0, "oom")]
+        return pd.DataFrame([dict(workload="stencil", size=64, nodes=1, ranks_per_node=r,
+                                  threads=t, device="cpu", precision="fp64", partition="standard",
+                                  cores_per_node=2, memory_gb=25.3, gpus_per_node=0, status=st,
+                                  runtime_s=2.0, energy_j=watts * 2.0, peak_rss_mb=10.0)
+                             for r, t, watts, st in runs])
+
+
+def test_the_busy_share_is_the_least_its_workloads_runs_of_the_layout_drew():
+    cols = {"partition": np.array(["standard"] * 4), "ranks_per_node": np.array([1, 2, 1, 4]),
+            "threads": np.array([2, 1, 1, 1])}
+    share = busy_share(Runs(), "stencil", cols, [LAB])
+    # measured layouts their own least; others the least of all its runs (a failed one's not)
+    assert share.tolist() == pytest.approx([0.5, 11 / 14, 0.5, 0.5])
+    assert busy_share(Runs(), "gemm", cols, [LAB]).tolist() == [1.0] * 4  # no run says it
+
+
+def test_multi_node_energy_is_floored_at_the_layouts_modelled_power(shipped_bundle):
+    """s47 tester N1: the shipped bundle's nbody at 3000 on 4 nodes x 2 ranks read 0.011 J
+    (4 nodes idle), a third of the tool's own model, and was the whole runtime-energy front."""
+    scores = s1.score(shipped_bundle, "nbody", 3000, [LAB],
+                      s1.Constraints(precisions=["fp32"], threads=[1]))
+    cols = scores.cols
+    widest = int(np.flatnonzero((cols["nodes"] == 4) & (cols["ranks_per_node"] == 2))[0])
+    # nbody's 2-rank runs kept both cores busy: near the model's 80 W, not 24 W
+    assert cols[FLOOR_WATTS][widest] > 0.9 * 80.0
+    for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
+                            ("energy_hi", "runtime_hi")):
+        assert (cols[energy] >= cols[FLOOR_WATTS] * cols[runtime] * (1 - 1e-12)).all()
+    choice = s1.choose(scores, "energy")
+    assert choice.pick["nodes"] == 1 and len(choice.front) > 1
