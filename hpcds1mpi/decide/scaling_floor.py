@@ -100,7 +100,9 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
     layout = _layout_of(cols, groups)
     res, group = layout.res, layout.group
     cost = point * res
-    usable = np.isfinite(cost) & (cost > 0) & np.isfinite(lo) & np.isfinite(hi)
+    # An upper end unknown (``inf``: a timed-out layout's) is usable: it bounds what scales
+    # from it, its lower bound a floor as any runtime (s47 tester L1).
+    usable = np.isfinite(cost) & (cost > 0) & np.isfinite(lo) & ~np.isnan(hi)
     refs = np.flatnonzero(usable & ~unmeasured)
     if not len(refs):
         return
@@ -133,7 +135,10 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
         runtimes = old.copy()  # a copy: a kept table's arrays are shared
         runtimes[rows] = new[runtime]
         energies = np.array(cols[energy], dtype=float)
-        energies[rows] *= new[runtime] / old[rows]  # old > 0: a usable row's
+        with np.errstate(invalid="ignore"):  # old > 0: a usable row's
+            factor = new[runtime] / old[rows]
+        # an end now unknown (inf) leaves the model's energy end (energy_floor.floor_energy)
+        energies[rows] *= np.where(np.isfinite(factor), factor, 1.0)
         cols[runtime], cols[energy] = runtimes, energies
 
 

@@ -58,7 +58,7 @@ from hpcds1mpi.decide.scores import (UNMEASURED, Scores, neighbour_runtimes, rep
 # Constraints and the candidate tables are importable from here too.
 from hpcds1mpi.decide.system1_candidates import Constraints, candidate_columns, candidate_frame
 from hpcds1mpi.decide.system1_front import knee, pareto_front_2d  # importable from here too
-from hpcds1mpi.decide.timed_out import bound_by_timeouts, timed_out_note
+from hpcds1mpi.decide.timed_out import bound_by_timeouts, raise_to_timeouts, timed_out_note
 from hpcds1mpi.decide.trained_hardware import (as_trained, measured_partition,
                                               trained_names)
 from hpcds1mpi.decide.unmeasured_bounds import (measured_before_unmeasured, passed_over_note,
@@ -186,6 +186,9 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     cols[MOST_MEASURED_NODES] = most_measured_nodes(len(cols["nodes"]), levels)
     cols[NODES_MEASURED] = nodes_measured(len(cols["nodes"]), levels)
     widen_beyond_nodes(cols)  # wider the farther beyond the measured nodes (s34 tester S1)
+    codes = candidate_codes(cols)  # made once, where one of those below needs them
+    # ran longer (s40 tester B12): before the rules below read the measured layouts (s47 L1)
+    bound_by_timeouts(bundle, workload, size, cols, same, codes)
     layout = layout_groups(cols)  # read by both rules below, twice by the second
     floor_to_perfect_scaling(cols, layout)  # no faster than perfect scaling allows (s33 P1)
     no_unproven_speedup(cols, layout)  # nor surely faster than measured (s40 tester B9)
@@ -199,6 +202,7 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     # edge read the median's interval (repeat_spread.median_interval): one run's scatter is
     # not the median's uncertainty.
     cover_repeats(cols, (widen_unmeasured, partial(no_unproven_speedup, groups=layout)))
+    raise_to_timeouts(cols)  # the bound holds the final ends too
     floor_energy(cols, partitions, watts)
     measured_sizes = (getattr(bundle, "size_range", None) or {}).get(str(workload))
     # a program declares no memory model: past its sizes its peak grows as measured (J7)
@@ -212,10 +216,8 @@ def scores_from_prediction(bundle, workload, size, partitions, constraints, limi
     reason = np.full(len(need), "", dtype="<U8")  # "", fail, memory, deadline, energy
     runtime, energy = cols["runtime_s"], cols["energy_j"]
     bad_pred = ~np.isfinite(runtime) | ~np.isfinite(energy) | (runtime <= 0)
-    codes = candidate_codes(cols)  # made once, where one of the two below needs them
     # The workload's own runs, not other programs' sizes, say whether it fails (s39 B3).
     own_failures(bundle, workload, size, cols, same, codes)
-    bound_by_timeouts(bundle, workload, size, cols, same, codes)  # ran longer: s40 tester B12
     # A run measured ok at this very size outranks the failure classifier (s29 tester C5).
     ok_here, cols["measured_failed"] = measured_at(bundle, workload, size, cols, same, codes)
     memory = np.isfinite(need) & (need > mem_limit)

@@ -15,8 +15,11 @@ measurement's, not the program's: the failure evidence
   it did, and then nothing is bounded), and the upper end unknown (``inf``, shown ``?``): the
   run went on past the limit for as long as it did, so a deadline is not met by it and no
   script's time limit is sized from it (s41 tester D6: "3 s (3 s–3 s)" for a run of 120 s,
-  whose job a 1 min limit killed). :data:`TIMED_OUT_SIZES` keeps every size it timed out
-  at, :data:`TIMED_OUT_AFTER` the bounding limit (NaN: none bounds it).
+  whose job a 1 min limit killed). Its energy is raised with its runtime (its draw lasts as
+  long), the upper end the model's (s47 tester L6). The bound comes before the rules that
+  hold a never-measured layout to the measured ones: perfect scaling from a layout that ran
+  past 11 s is no 857 ms (s47 tester L1). :data:`TIMED_OUT_SIZES` keeps every size it
+  timed out at, :data:`TIMED_OUT_AFTER` the bounding limit (NaN: none bounds it).
 * What bounds one run is what the limit timed: a program's ``--timeout`` is per launch, one
   run ("no exit within the 2 s timeout"); a kernel configuration's covers its set-up, warm-up
   and every repeat ("no result within the 1.5 s timeout"), so only the time the measured
@@ -174,8 +177,8 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
                       trained: dict | None = None, codes=None) -> None:
     """In place: add :data:`TIMED_OUT_SIZES`, :data:`TIMED_OUT_AFTER` and
     :data:`TIMED_OUT_CLOCK` to ``cols``, raise
-    each bounded candidate's ``runtime_s`` / ``runtime_lo`` to its limit and make its
-    ``runtime_hi`` unknown (``inf``; module docstring).
+    each bounded candidate's ``runtime_s`` / ``runtime_lo`` to its limit, its energy with them,
+    and make its ``runtime_hi`` unknown (``inf``; module docstring, :func:`raise_to_timeouts`).
 
     Args:
         cols: System 1's candidate columns (configuration, ``partition``, runtime columns).
@@ -204,13 +207,38 @@ def bound_by_timeouts(bundle, workload: str, size: float, cols: dict,
             after[rows], outside[rows], whose[rows] = _bound(
                 late_sizes[mine], bounds[mine], taken[mine], whence[mine],
                 ok_sizes[ok_codes == code], float(size))
-    bounded = np.flatnonzero(np.isfinite(after))
-    if len(bounded):
-        for col in ("runtime_s", "runtime_lo", "runtime_hi"):
-            values = np.array(cols[col], dtype=float)  # a copy: the bundle's answer unchanged
-            values[bounded] = np.fmax(values[bounded], after[bounded]) \
-                if col != "runtime_hi" else np.inf  # it ran on past the limit: no known end
-            cols[col] = values
+    raise_to_timeouts(cols)
+
+
+def raise_to_timeouts(cols: dict) -> None:
+    """In place: each candidate :data:`TIMED_OUT_AFTER` bounds gets ``runtime_s`` /
+    ``runtime_lo`` at least that bound, ``energy_j`` / ``energy_lo`` by the same factors and
+    ``energy_hi`` by the median's (it draws for as long as it runs: its 3.82 J at the trees'
+    0.64 s had been kept beside 11 s and picked as the least energy, s47 tester L6), and
+    ``runtime_hi`` unknown (``inf``).
+    ``system1.score`` calls it where the bound is found, before the rules that read measured
+    layouts (s47 tester L1), and again once the intervals are final; a no-op where none."""
+    after = cols.get(TIMED_OUT_AFTER)
+    bounded = np.flatnonzero(np.isfinite(after)) if after is not None else ()
+    if not len(bounded):
+        return
+    # the energy's upper end by its median's factor: the model's, as far above its median
+    for runtime, energies in (("runtime_s", ("energy_j", "energy_hi")),
+                              ("runtime_lo", ("energy_lo",))):
+        values = np.array(cols[runtime], dtype=float)  # a copy: the bundle's answer unchanged
+        old = values[bounded]
+        values[bounded] = np.fmax(old, after[bounded])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = values[bounded] / old
+        factor = np.where(np.isfinite(factor) & (factor > 0), factor, 1.0)
+        cols[runtime] = values
+        for energy in energies:
+            scaled = np.array(cols[energy], dtype=float)
+            scaled[bounded] *= factor
+            cols[energy] = scaled
+    hi = np.array(cols["runtime_hi"], dtype=float)
+    hi[bounded] = np.inf  # it ran on past the limit: no known end
+    cols["runtime_hi"] = hi
 
 
 def _bound(sizes: np.ndarray, limits: np.ndarray, taken: np.ndarray, whence: np.ndarray,

@@ -64,6 +64,19 @@ def test_an_unmeasured_row_faster_than_perfect_scaling_is_raised_to_it():
     assert scaling_note(cols, 3) == "" and scaling_note(cols, 0) == ""
 
 
+def test_a_reference_whose_upper_end_is_unknown_still_bounds_from_its_lower_bound():
+    """s47 tester L1: 2 ranks timed out (at least 11 s, upper end ``inf``) were no reference,
+    so 1 rank, never run, scaled from nothing that ran past the limit."""
+    cols = _cols([(1, 1, 1, "cpu", "fp64", 0.857, False), (1, 2, 1, "cpu", "fp64", 11.0, True)])
+    cols["runtime_lo"][1], cols["runtime_hi"][1] = 11.0, np.inf
+    energy_hi = cols["energy_hi"][0]
+    floor_to_perfect_scaling(cols)
+    assert (cols["runtime_s"][0], cols["runtime_lo"][0]) == pytest.approx((22.0, 22.0))
+    assert np.isinf(cols["runtime_hi"][0]) and cols[SCALING_FLOOR][0] == pytest.approx(22.0)
+    # energy ends follow their runtime ends; one now unknown keeps the model's (floored later)
+    assert cols["energy_j"][0] == pytest.approx(44.0) and cols["energy_hi"][0] == energy_hi
+
+
 def test_partitions_are_bounded_by_their_own_measured_rows():
     cols = _cols([(1, 1, 1, "cpu", "fp64", 8.0, True), (1, 2, 1, "cpu", "fp64", 1.0, False)])
     cols["partition"] = np.array(["p", "q"])

@@ -11,7 +11,10 @@ import pytest
 
 from hpcds1mpi.decide import recommend as rec_mod
 from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.energy_floor import FLOOR_WATTS
 from hpcds1mpi.decide.recommendation import format_table, to_dict
+from hpcds1mpi.decide.scaling_floor import scaling_note
+from hpcds1mpi.decide.timed_out import raise_to_timeouts
 from tests.fake_bundle import FakeBundle, fake_partitions, fake_places, isolate_user_files
 
 CPU = fake_partitions()["cpu"]
@@ -262,3 +265,49 @@ def test_a_layout_that_never_ran_ok_is_bounded_by_the_workloads_other_launches_o
     note = s1.choose(lone).neighbour_note
     assert "least the 2 s a run of it lasted there before the timeout (its launch's clock: no " \
         "ok launch of the workload says how long" in note
+
+
+def test_a_timed_out_layout_bounds_a_never_measured_one_after_its_bound():
+    """s47 tester L1: 2 ranks ran past the limit, 1 rank was never run; perfect scaling was
+    taken from the trees' 2-rank time before the bound (857 ms picked where 2 ranks ran past
+    11 s), its note naming the bound (11 s) beside the old floor."""
+    runs = {2: {2000: "ok", 4000: "ok", 8000: "timeout"}}
+    scores = s1.score(Grow(runs), "grow", 8000, [CPU], ONE_NODE)
+    cols, one, two = scores.cols, _row(scores, 1), _row(scores, 2)
+    assert cols[s1.UNMEASURED][one] and cols[TIMED_OUT_AFTER][two] == 2.0
+    # 1 rank: at least 2 ranks x 2 s, its upper end as unknown as its reference's
+    assert cols["runtime_s"][one] >= 4.0 and cols["runtime_lo"][one] >= 4.0
+    assert np.isinf(cols["runtime_hi"][one]) and np.isfinite(cols["energy_hi"][one])
+    assert scaling_note(cols, one).endswith("from the measured 1 node x 2 ranks x 1 thread "
+                                            "(2 s): at least 4 s")
+    rec = rec_mod.recommend(Grow(runs), "grow", 8000, fake_places("cpu"), constraints=ONE_NODE)
+    assert rec.picked.choice.pick["ranks_per_node"] == 2
+
+
+def test_a_timed_out_layouts_energy_rises_with_its_runtime():
+    """s47 tester L6: the bound raised the runtime only, so the layout that timed out kept
+    the trees' energy of a far shorter run and was picked as the least energy."""
+    runs = {1: {2000: "ok", 4000: "ok", 8000: "ok"}, 2: {2000: "ok", 4000: "ok", 8000: "timeout"}}
+    bundle = Grow(runs)
+    scores = s1.score(bundle, "grow", 8000, [CPU], ONE_NODE)
+    cols, two = scores.cols, _row(scores, 2)
+    # never below its layout's draw over the bounded runtime, the upper end no lower
+    for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo")):
+        assert cols[runtime][two] >= 2.0
+        assert cols[energy][two] >= cols[FLOOR_WATTS][two] * cols[runtime][two] * (1 - 1e-12)
+    assert np.isfinite(cols["energy_hi"][two]) and cols["energy_hi"][two] >= cols["energy_j"][two]
+    assert s1.choose(scores, "energy").pick["ranks_per_node"] == 1
+
+
+def test_the_bound_raises_energy_by_its_runtimes_factors():
+    """The draw lasts as long as the run: each energy end by its runtime end's factor, the
+    upper end (its runtime's unknown) by the median's."""
+    cols = {"runtime_s": np.array([0.5, 1.0]), "runtime_lo": np.array([0.25, 0.8]),
+            "runtime_hi": np.array([1.0, 1.2]), "energy_j": np.array([10.0, 10.0]),
+            "energy_lo": np.array([4.0, 8.0]), "energy_hi": np.array([20.0, 12.0]),
+            TIMED_OUT_AFTER: np.array([2.0, np.nan])}
+    raise_to_timeouts(cols)
+    assert cols["runtime_s"].tolist() == [2.0, 1.0] and cols["runtime_lo"].tolist() == [2.0, 0.8]
+    assert cols["runtime_hi"][0] == np.inf and cols["runtime_hi"][1] == 1.2
+    assert cols["energy_j"].tolist() == [40.0, 10.0] and cols["energy_lo"].tolist() == [32.0, 8.0]
+    assert cols["energy_hi"].tolist() == [80.0, 12.0]
