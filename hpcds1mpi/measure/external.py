@@ -187,7 +187,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                  fom_regex: str | None = None, launcher: str | None = None,
                  progress: bool = True, mpi: str = "pmi2", choice=None, readings=None,
                  workdir: str | None = None, say=None, setup: str | None = None,
-                 accept_edited_inputs: bool = False) -> dict:
+                 accept_edited_inputs: bool | None = False) -> dict:
     """Launch every configuration of ``plan`` (repeated) and record it in ``out``.
 
     Runs already in ``out`` are skipped (failures said), except interrupted and setup-failed.
@@ -200,7 +200,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         setup: a shell command run once per configuration before its first launch, in its
             folder (:mod:`~hpcds1mpi.measure.setup_command`); None: none.
         say: called with each line the pre-flight finds (the program's MPI, the probe).
-        accept_edited_inputs: resume although an input was edited (:mod:`.input_stamps`).
+        accept_edited_inputs: resume although an input was edited (:mod:`.input_stamps`);
+            None where the caller has no such flag (its refusal names none).
 
     Raises:
         ConfigError: the program cannot be started, a workdir is missing (checked before

@@ -65,11 +65,12 @@ def _stamp(path: str) -> list | None:
     return [info.st_size, info.st_mtime, digest]
 
 
-def check_inputs(out: str, stamps: dict, accept: bool = False) -> str:
+def check_inputs(out: str, stamps: dict, accept: bool | None = False) -> str:
     """Refuse to resume ``out`` where an input it stamped (:data:`INPUTS`) differs from its
     stamp in ``stamps`` (:func:`input_stamps`, now) and was modified after the file's last run;
-    with ``accept``, the note that says so instead. "" where none did, or ``out`` is not there
-    or stamped nothing (a file from before the stamps).
+    with ``accept``, the note that says so instead; None: the command has no :data:`ACCEPT`
+    (``tune``'s trials), so the refusal does not name it. "" where none did, or ``out`` is not
+    there or stamped nothing (a file from before the stamps).
 
     Raises:
         ConfigError: one line naming the edited file and what to do.
@@ -100,10 +101,11 @@ def check_inputs(out: str, stamps: dict, accept: bool = False) -> str:
     if accept:
         return (f"note: {what}; its new runs measure the edited input beside the earlier "
                 f"ones, as one workload ({ACCEPT})")
+    flag = (f", or add {ACCEPT} where the edit does not change what is measured"
+            if accept is not None else "")
     raise ConfigError(
         f"--resume {out}: {what}, so the new runs would measure another computation under the "
-        f"same workload: give a new --out for the edited input (or restore it), or add {ACCEPT} "
-        "where the edit does not change what is measured")
+        f"same workload: give a new --out for the edited input (or restore it){flag}")
 
 
 def _edited(before, now: list) -> bool:

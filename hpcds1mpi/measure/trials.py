@@ -211,7 +211,8 @@ class LaunchRunner:
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
                               choice=self.choice, readings=self.readings, workdir=self.workdir,
-                              setup=self.setup, say=heard.append)
+                              setup=self.setup, say=heard.append,
+                              accept_edited_inputs=None)  # tune has no such flag
         spec = plan.runs[0]
         row = row_of(self.out, spec.run_id, self.before)
         notes = run_notes(heard, f"{spec.workload} size {spec.size} {spec.config.label()}")

@@ -75,3 +75,30 @@ def test_an_edit_is_another_size_hash_or_where_unhashed_time():
     assert not _edited([10, 1.0, "a"], [10, 2.0, "a"])  # touched
     assert _edited([10, 1.0, ""], [10, 2.0, ""])  # too large to hash: its time
     assert not _edited(None, [10, 2.0, "a"])  # not stamped then (not there, older file)
+
+
+def test_a_refusal_for_a_command_without_the_flag_does_not_name_it(tmp_path):
+    """``tune``'s trials resume through the same check but have no --accept-edited-inputs: the
+    refusal had named a flag tune does not take (s47, FF's note)."""
+    from hpcds1mpi.errors import ConfigError
+    from hpcds1mpi.measure.input_stamps import check_inputs
+
+    (tmp_path / "in.txt").write_text("4\n")
+    _back(tmp_path / "in.txt")
+    proc = run_cli(_sweep(tmp_path, "1"), timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "in.txt").write_text("12\n")
+    st = os.stat(tmp_path / "in.txt")
+    now = {"in.txt": [st.st_size, st.st_mtime, "other"]}
+    old = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        with pytest.raises(ConfigError) as named:
+            check_inputs("r.h5", now, False)
+        with pytest.raises(ConfigError) as unnamed:
+            check_inputs("r.h5", now, None)
+    finally:
+        os.chdir(old)
+    assert "--accept-edited-inputs" in str(named.value)
+    assert "--accept-edited-inputs" not in str(unnamed.value)
+    assert "give a new --out for the edited input (or restore it)" in str(unnamed.value)
