@@ -253,6 +253,11 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         if not hits:
             raise ConfigError(f"{option} {name!r} is not an allowed partition")
         cname = hits[0][0].name if hits[0][0] is not None else ""
+        if history.path is not None:  # even a bundle that is no longer whole (s47 M10)
+            from hpcds1mpi.output_paths import refuse_inputs
+
+            refuse_inputs(history.path, option="--failure-history", what="failure history",
+                          folders=[("--model bundle", model_dir or DEFAULT_MODEL)])
         if option == "--record-failure":
             history.record(workload, size, hits[0][1].name, cname, failure_status)
             said = (f"recorded {workload} size {size} as {failure_status} on {name} in "

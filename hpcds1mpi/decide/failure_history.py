@@ -83,6 +83,9 @@ class FailureHistory:
             raise ConfigError(f"{unreadable}; fix or delete it") from None
         if not isinstance(failures, list):
             raise ConfigError(f"{unreadable} ('failures' is not a list); fix or delete it")
+        if data and "failures" not in data:  # a user's settings, a manifest: record replaced it
+            raise ConfigError(f"{path} is not a failure history (a JSON object with no "
+                              "'failures'); give a new file, or the one --record-failure wrote")
         failures = [f for f in failures if isinstance(f, dict)]
         for i, f in enumerate(failures):
             size = f.get("size", 0)
@@ -151,6 +154,7 @@ class FailureHistory:
                 f"HOME={home} is not an existing folder" if home else "there is no home folder")
                 + f"; {hint}")
         folder = self.path.parent
+        self._refuse_bundle_folder()
         try:
             folder.mkdir(parents=True, exist_ok=True)
             if not os.access(folder, os.W_OK | os.X_OK):  # root too, on a read-only mount
@@ -160,6 +164,17 @@ class FailureHistory:
         except OSError as exc:
             raise OutputError(f"{folder}: cannot write the failure history "
                               f"({exc.strerror or exc}); {hint}") from None
+
+    def _refuse_bundle_folder(self) -> None:
+        """A history written into a model bundle's folder makes it no bundle: ``learn`` and
+        ``train --force`` then refuse it (s47 tester M10)."""
+        from hpcds1mpi.surrogates.bundle_files import is_bundle
+
+        for folder in Path(os.path.realpath(self.path)).parents:
+            if is_bundle(folder):
+                raise OutputError(f"{self.path} is inside the model bundle {folder}: a failure "
+                                  "history there would break it; give --failure-history (or "
+                                  "HPCDS1MPI_HISTORY) a file outside it")
 
     def failed_on(self, workload: str, size: int, partition: str, cluster: str = ""
                   ) -> dict | None:

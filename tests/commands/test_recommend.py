@@ -71,6 +71,18 @@ def test_cli_record_failure_then_recommends_elsewhere(fake_cli):
     assert [p for p in data["partitions"] if p["partition"] == where][0]["status"] == "rejected"
 
 
+def test_cli_record_failure_refuses_a_history_inside_the_model_bundle(fake_cli, tmp_path):
+    """s47 tester M10: --failure-history MODEL/failures.json dropped a foreign file into the
+    bundle (learn then refused it), exit 0."""
+    model = tmp_path / "fake_model"
+    for inside in (model / "failures.json", model / "sub" / "f.json"):
+        with pytest.raises(OutputError, match="is inside the --model bundle") as err:
+            fake_cli("--model", str(model), "--workload", "gemm", "--size", "2048",
+                     "--record-failure", "gpu-big", "--failure-history", str(inside))
+        assert err.value.exit_code == 2 and "\n" not in str(err.value)
+    assert list(model.iterdir()) == []
+
+
 def test_table_and_json_hold_pick_intervals_confidence_front(fake_cli):
     text = fake_cli("--workload", "stencil", "--size", "1024", "--objective", "balanced").output
     for needle in ("✓ lab/", "runtime", "energy", "modelled", "confidence", "verdict",

@@ -68,6 +68,40 @@ def test_wrong_typed_or_hostile_content_is_one_config_error(tmp_path, content, f
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_json_object_that_is_no_history_is_refused_not_replaced(tmp_path):
+    """s47 tester M10: any JSON object was read as an empty history, and --record-failure
+    replaced it (a user's settings.json, a bundle's manifest.json) with exit 0."""
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"my_settings": {"x": 1, "keep": "this"}}')
+    with pytest.raises(ConfigError, match="is not a failure history") as err:
+        FailureHistory.load(settings).record("stencil", 28, "local")
+    assert "\n" not in str(err.value)
+    assert settings.read_text() == '{"my_settings": {"x": 1, "keep": "this"}}'
+    empty = tmp_path / "empty.json"  # nothing in it to lose: a history, as before
+    empty.write_text("{}")
+    FailureHistory.load(empty).record("stencil", 28, "local")
+    assert FailureHistory.load(empty).failed_on("stencil", 28, "local")
+
+
+def test_a_history_inside_a_bundle_folder_is_refused(tmp_path):
+    """s47 tester M10: a history written into a model bundle made it no bundle (learn and
+    train --force refuse a folder with files a bundle does not have)."""
+    from hpcds1mpi.errors import OutputError
+
+    bundle = tmp_path / "model"
+    bundle.mkdir()
+    (bundle / "manifest.json").write_text(
+        '{"format_version": 1, "targets": [], "feature_spec": {}}')
+    for inside in (bundle / "failures.json", bundle / "sub" / "f.json"):
+        with pytest.raises(OutputError, match="is inside the model bundle") as err:
+            FailureHistory.load(inside).record("stencil", 28, "local")
+        assert "\n" not in str(err.value)
+    assert [p.name for p in bundle.iterdir()] == ["manifest.json"]
+    beside = tmp_path / "failures.json"  # beside the bundle: written as before
+    FailureHistory.load(beside).record("stencil", 28, "local")
+    assert FailureHistory.load(beside).failed_on("stencil", 28, "local")
+
+
 def test_a_fifo_is_refused_not_waited_on(tmp_path):
     import os
 
