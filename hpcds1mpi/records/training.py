@@ -67,6 +67,9 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         frames.append(telemetry_rows(path))
         libraries.update(frames[-1].attrs.get("mpi_libraries", {}))
         left_out += frames[-1].attrs.get("left_out", [])
+    if len(frames) > 1:  # one run read twice trained as two agreeing repeats (s47 tester M8)
+        frames, twice = _runs_once(frames)
+        left_out += [twice] if twice else []
     for path in jobs:
         try:
             frames.append(read_file(pd.read_parquet, path))
@@ -82,8 +85,28 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         raise DataError("training data is empty: no runs; measure with `hpcds1mpi sweep` first")
     frame = pd.concat(frames, ignore_index=True, sort=False) if len(frames) > 1 else frames[0]
     frame.attrs["mpi_libraries"] = libraries  # machine_id -> mpi_library, for refusals only
-    frame.attrs["left_out"] = left_out  # runs that are no measurement, one line per file
+    # runs that are no measurement, one line per file; runs read twice (dict: a file given
+    # twice says its lines once)
+    frame.attrs["left_out"] = list(dict.fromkeys(left_out))
     return frame
+
+
+def _runs_once(frames: list[pd.DataFrame]) -> tuple[list[pd.DataFrame], str | None]:
+    """The telemetry ``frames`` as one, each run record once: a file given twice, a copy, a
+    shard beside its merge. By learn's rule (:func:`merge_runs`; merge keys runs alike): the
+    same record (machine, ``run_id``, start) is kept once, as is a crashed run and its sweep's
+    retry; a configuration measured again keeps both. Also the line saying how many were
+    dropped (None: none)."""
+    frames = [f for f in frames if len(f)]
+    if len(frames) < 2:
+        return frames, None
+    merged = remeasured_runs.merge_runs(frames[0], pd.concat(frames[1:], ignore_index=True,
+                                                             sort=False))
+    if not merged.replaced:
+        return [merged.frame], None
+    return [merged.frame], (
+        f"{merged.replaced} run(s) read twice, the same record in two --telemetry files (a "
+        "file given twice, a copy, a shard beside its merge): each counted once")
 
 
 def merge_runs(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:

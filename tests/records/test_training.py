@@ -122,6 +122,29 @@ def test_read_telemetry_and_jobs_keeps_work_columns_and_records_sources(tmp_path
     assert only_jobs.kind == "jobs" and "run_id" not in only_jobs.frame.columns
 
 
+def test_a_run_in_two_telemetry_files_is_read_once_and_said(tmp_path):
+    """s47 tester M8: a file given twice, a copy, or a shard beside its merge trained every
+    run twice ("measured (2 runs at this size)" from one run), no word. The same record is
+    one row (learn's and merge's rule); another measurement of a configuration stays two."""
+    import shutil
+
+    runs = make_runs().assign(started_at=1.7e9)
+    first = tmp_path / "a.h5"
+    telemetry.append(first, runs.to_dict("records"))
+    shutil.copy(first, tmp_path / "copy.h5")
+    for files in ([first, first], [first, tmp_path / "copy.h5"]):
+        frame = read_frames([str(f) for f in files])
+        assert len(frame) == len(runs)
+        assert frame.attrs["left_out"] == [
+            f"{len(runs)} run(s) read twice, the same record in two --telemetry files (a file "
+            "given twice, a copy, a shard beside its merge): each counted once"]
+        assert len(TrainingData.read([str(f) for f in files])) == len(runs)
+    later = tmp_path / "later.h5"  # the same plan measured again: both measurements kept
+    telemetry.append(later, runs.assign(started_at=1.8e9).head(5).to_dict("records"))
+    again = read_frames([str(first), str(later)])
+    assert len(again) == len(runs) + 5 and again.attrs["left_out"] == []
+
+
 def test_a_job_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkeypatch):
     """``--jobs=~/j.parquet`` (bash leaves the ``~``) is the file in folder ``./~``, not in
     $HOME, which pandas would read instead (s39 tester D4)."""
