@@ -29,7 +29,8 @@ def _manifest_class():
     """The pydantic schema (defined here, not at import: see the module docstring)."""
     from typing import Annotated, Optional
 
-    from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+    from pydantic import (AfterValidator, Field, StrictBool, StrictFloat, StrictInt, StrictStr,
+                          model_validator)
 
     from .base import Schema
 
@@ -44,7 +45,8 @@ def _manifest_class():
         feature_spec: dict[StrictStr, Any]
         targets: Annotated[list[StrictStr], Field(min_length=1)]
         workloads: list[StrictStr]
-        size_range: dict[StrictStr, Annotated[list[_Number], Field(min_length=2, max_length=2)]]
+        size_range: dict[StrictStr, Annotated[list[_Number], Field(min_length=2, max_length=2),
+                                              AfterValidator(_smallest_first)]]
         machine_ids: list[StrictStr]
         partitions: dict[StrictStr, dict[StrictStr, Any]]
         data_hash: StrictStr
@@ -82,6 +84,15 @@ def _manifest_class():
 
     Manifest.__module__ = __name__
     return Manifest
+
+
+def _smallest_first(pair: list) -> list:
+    """A workload's ``size_range`` [smallest, largest]: reversed, recommend sent a size between
+    them from one edge to the other until RecursionError (s47 tester M5)."""
+    if pair[0] > pair[1]:
+        raise ValueError(f"[{pair[0]:g}, {pair[1]:g}] is reversed: the smallest measured size "
+                         "comes first")
+    return pair
 
 
 def __getattr__(name: str):
@@ -163,7 +174,8 @@ _KEYS: dict[str, tuple[bool, Callable[[Any], bool]]] = {
     "targets": (True, lambda v: _texts(v) and len(v) >= 1),
     "workloads": (True, _texts),
     "size_range": (True, lambda v: _table(v) and all(
-        type(r) is list and len(r) == 2 and all(_number(x) for x in r) for r in v.values())),
+        type(r) is list and len(r) == 2 and all(_number(x) for x in r) and r[0] <= r[1]
+        for r in v.values())),
     "machine_ids": (True, _texts),
     "partitions": (True, lambda v: _table(v) and all(_table(p) for p in v.values())),
     "data_hash": (True, _str),

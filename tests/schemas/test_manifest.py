@@ -39,6 +39,9 @@ def test_optional_keys_may_be_missing():
     (lambda m: m.update(targets=[]), "targets must have at least 1 item(s)"),
     (lambda m: m.update(targets=["runtime_s", 3]), "targets[1] must be a string"),
     (lambda m: m.update(size_range={"gemm": [1.0]}), "size_range.gemm must have at least 2"),
+    # s47 tester M5: reversed, recommend recursed from one edge to the other (RecursionError)
+    (lambda m: m.update(size_range={"gemm": [64, 16]}),
+     "size_range.gemm: [64, 16] is reversed: the smallest measured size comes first"),
     (lambda m: m.update(feature_spec=[]), "feature_spec must be a table"),
     (lambda m: m.update(partitions={"p": 3}), "partitions.p must be a table"),
     (lambda m: m.update(member_learning_rate=0.0), "member_learning_rate"),
@@ -66,6 +69,8 @@ def test_not_an_object_is_refused():
     (lambda p: (p / "manifest.json").write_text(
         json.dumps({k: v for k, v in _shipped().items() if k != "targets"})),
      "missing required key 'targets'"),
+    (lambda p: (p / "manifest.json").write_text(json.dumps({**_shipped(), "size_range": {
+        w: r[::-1] for w, r in _shipped()["size_range"].items()}})), "is reversed"),
 ])
 def test_read_bundle_validates_the_manifest(tmp_path, damage, message):
     from hpcds1mpi.surrogates.bundle_files import read_bundle
@@ -105,6 +110,8 @@ def test_the_cheap_check_accepts_only_what_the_schema_accepts():
     (lambda m: m.update(bogus=1), "m.json: unknown key bogus"),
     (lambda m: m.update(n_members=0), "n_members must be >= 1"),
     (lambda m: m.update(size_range={"gemm": [1.0]}), "size_range.gemm must have at least 2"),
+    (lambda m: m.update(size_range={"gemm": [64, 16.5]}), "size_range.gemm: [64, 16.5] is "
+     "reversed"),
 ])
 def test_the_fast_check_gives_the_schemas_message(change, message):
     from hpcds1mpi.schemas.manifest import check_manifest_fast
