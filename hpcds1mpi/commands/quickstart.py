@@ -222,31 +222,60 @@ def command(out_dir, ranks, sweep_timeout, force):
     out = Path(out_dir)
     # The folder is filled in place and a rerun resumes there: a stop says so (taken before
     # the folder's lock, whose own line, "no partial output is left", would be printed).
-    catch_sigterm(out, "quickstart folder", "the runs measured so far are kept there: rerun "
-                  "with the same --out (without --force) to resume")
+    # --force over an earlier run builds aside: a stop leaves that run as it was (s47 M1).
+    catch_sigterm(out, "quickstart folder", "the earlier quickstart folder there is left as it "
+                  "was: rerun to start over (--force) or to resume it" if _aside(out, force)
+                  else "the runs measured so far are kept there: rerun with the same --out "
+                  "(without --force) to resume")
     try:
         _quickstart(out, nranks, cores, part, sweep_timeout, force)
     finally:
         uncatch_sigterm()
 
 
-def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force: bool) -> None:
-    import shutil
-    import sys
-    from pathlib import Path
+def _aside(out, force: bool) -> bool:
+    """Whether this run builds its folder beside ``out`` and swaps it in at the end: --force
+    over an earlier run's folder, which stays whole until then (:mod:`.quickstart_aside`)."""
+    try:
+        return force and out.is_dir() and any(out.iterdir())
+    except OSError:  # unreadable: check_output_dir says so
+        return False
 
-    from hpcds1mpi.atomic import check_output_dir, write_error, write_text
-    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
+
+def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force: bool) -> None:
+    from hpcds1mpi.atomic import atomic_dir, check_output_dir, write_error
 
     # A rerun in quickstart's own folder resumes; any other non-empty folder is refused.
     check_output_dir(out, ours=is_quickstart_folder, force=True, what="quickstart folder")
-    replace_script = not force and out.is_dir() and check_own_script(out)
-    try:
-        if force and out.is_dir():
-            shutil.rmtree(out)  # only quickstart's own files (checked just above)
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise write_error(exc, out, "quickstart folder") from None
+    if _aside(out, force):  # was: rmtree before measuring, a stop left nothing (s47 M1)
+        click.echo(f"note: --force: the new folder is built beside {printable(out)} and "
+                   "replaces it when whole; until then the earlier one stays")
+        with atomic_dir(out, "quickstart folder") as work:
+            _fill(work, out, nranks, cores, part, sweep_timeout, replace_script=False)
+    else:
+        replace_script = not force and out.is_dir() and check_own_script(out)
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise write_error(exc, out, "quickstart folder") from None
+        _fill(out, out, nranks, cores, part, sweep_timeout, replace_script)
+    click.echo("\nwhere everything is:")
+    for label, name in (("telemetry", "telemetry.h5"), ("model", "model"),
+                        ("Slurm script", "job.sbatch"), ("Pareto plot", "pareto.png"),
+                        ("recommendation", "recommendation.json")):
+        click.echo(f"  {label:<15} {printable(out / name)}")
+
+
+def _fill(out, final, nranks: int, cores: int, part, sweep_timeout: float,
+          replace_script: bool) -> None:
+    """Measure, train (or learn), recommend and plot into folder ``out``, which becomes
+    ``final`` (itself, or the folder built aside for it)."""
+    import sys
+    from pathlib import Path
+
+    from hpcds1mpi.atomic import write_text
+    from hpcds1mpi.launch.launcher_discovery import mpiexec_path
+
     from .quickstart_model import is_up_to_date, outputs_unchanged, read_record, record_line
 
     record = read_record(out / MARK)  # what the last whole run made (s37 tester K3)
@@ -293,11 +322,11 @@ def _quickstart(out, nranks: int, cores: int, part, sweep_timeout: float, force:
                    "pareto.png unchanged)")
     else:
         _recommend(exe, model, script, plot, out, replace_script)
+    if out != final:
+        from .quickstart_aside import name_as_final
+
+        name_as_final(out, final)
     write_text(out / MARK, MARK_TEXT + record_line(model, telemetry, outputs))
-    click.echo("\nwhere everything is:")
-    for label, path in (("telemetry", telemetry), ("model", model), ("Slurm script", script),
-                        ("Pareto plot", plot), ("recommendation", out / "recommendation.json")):
-        click.echo(f"  {label:<15} {printable(path)}")
 
 
 def _recommend(exe: str, model, script, plot, out, replace_script: bool) -> None:

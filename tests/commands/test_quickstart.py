@@ -175,6 +175,43 @@ def test_a_rerun_resumes_in_its_own_folder_and_force_starts_over(tmp_path, fake_
     assert not is_quickstart_folder(out)
 
 
+def test_force_keeps_the_earlier_run_until_the_new_one_is_whole(tmp_path, fake_steps,
+                                                                 monkeypatch):
+    """s47 tester M1: --force deleted the earlier folder (its model with the runs learn had
+    added, script, telemetry) before measuring: a failed step or a Ctrl-C left nothing of it.
+    Now the new folder is built aside and swapped in whole; it names its own paths."""
+    from hpcds1mpi.commands import quickstart
+    from hpcds1mpi.commands.quickstart import runs_beyond_the_sweep
+    from hpcds1mpi.errors import RuntimeFailure
+    from tests.test_atomic import digests, temporaries
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    manifest = json.loads((out / "model" / "manifest.json").read_text())
+    (out / "model" / "manifest.json").write_text(json.dumps(
+        {**manifest, "sources": [*manifest["sources"], "tune.h5"]}))  # as learn records
+    before = digests(tmp_path)
+    faked = quickstart._run
+
+    def disk_full(cmd, what, timeout):
+        if what == "training":
+            raise RuntimeFailure("training failed: No space left on device")
+        return faked(cmd, what, timeout)
+
+    monkeypatch.setattr(quickstart, "_run", disk_full)
+    with pytest.raises(RuntimeFailure, match="No space left"):
+        invoke("--out", str(out), "--force")
+    assert digests(tmp_path) == before and temporaries(tmp_path) == []
+    monkeypatch.setattr(quickstart, "_run", faked)
+    result = invoke("--out", str(out), "--force")
+    assert result.exit_code == 0 and f"model           {out / 'model'}" in result.output
+    assert (out / "telemetry.h5").read_text().count("one more sweep") == 1  # started over
+    manifest = json.loads((out / "model" / "manifest.json").read_text())
+    assert manifest["sources"] == [str(out / "telemetry.h5")]  # not the folder built aside
+    assert runs_beyond_the_sweep(out / "model", out / "telemetry.h5") == []
+    assert temporaries(tmp_path) == []
+
+
 def test_a_quickstart_folder_from_before_the_mark_is_recognised(tmp_path, fake_steps):
     from hpcds1mpi.commands.quickstart import MARK, is_quickstart_folder
 
@@ -282,6 +319,47 @@ def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
         "resume"]
     assert (out / "telemetry.h5").read_text() == "a measured run"
     assert is_quickstart_folder(out) and temporaries(tmp_path) == []
+
+
+def test_sigterm_during_force_leaves_the_earlier_run_as_it_was(tmp_path, fake_steps):
+    """s47 tester M1: a stop during --force left only the new sweep's first runs, and said
+    "the runs measured so far are kept there"; the earlier run was gone."""
+    import signal
+    import sys
+    import textwrap
+
+    from tests.test_atomic import digests, temporaries
+
+    out = tmp_path / "qs"
+    assert invoke("--out", str(out)).exit_code == 0
+    before = digests(tmp_path)
+    code = textwrap.dedent(f"""
+        import time
+        from pathlib import Path
+        from hpcds1mpi.commands import quickstart
+        from hpcds1mpi.launch import launcher_discovery
+
+        def sweep(cmd, what, timeout):  # measures a run, then is stopped
+            Path(cmd[cmd.index("--out") + 1]).write_text("a new measured run")
+            print("measuring", flush=True)
+            time.sleep(60)
+
+        quickstart._run, launcher_discovery.mpiexec_path = sweep, lambda: "mpiexec"
+        from hpcds1mpi.cli import main
+        main(["quickstart", "--out", {str(out)!r}, "--force"])
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    while (line := proc.stdout.readline()) and line.strip() != "measuring":
+        pass
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1
+    assert err.strip().splitlines() == [
+        f"hpcds1mpi: error: {out}: stopped by SIGTERM while writing the quickstart folder; the "
+        "earlier quickstart folder there is left as it was: rerun to start over (--force) or to "
+        "resume it"]
+    assert digests(tmp_path) == before and temporaries(tmp_path) == []
 
 
 # -- more ranks than cores, a sweep past its time limit ----------------------------------------
