@@ -280,17 +280,13 @@ def test_a_script_quickstart_may_not_replace_is_refused_before_any_work(tmp_path
     assert invoke("--out", str(out), "--force").exit_code == 0  # what it says starts over
 
 
-def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
-    """SIGTERM said "no partial output is left" while the folder, as designed, kept the runs
-    measured so far for the rerun to resume."""
+def stopped_while_measuring(*args: str) -> tuple[int, str]:
+    """quickstart with ``args`` in a child whose sweep measures a run ("a measured run" in its
+    ``--out``), then is stopped by SIGTERM: its exit code and stderr."""
     import signal
     import sys
     import textwrap
 
-    from hpcds1mpi.commands.quickstart import is_quickstart_folder
-    from tests.test_atomic import temporaries
-
-    out = tmp_path / "qs"
     code = textwrap.dedent(f"""
         import time
         from pathlib import Path
@@ -304,7 +300,7 @@ def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
 
         quickstart._run, launcher_discovery.mpiexec_path = sweep, lambda: "mpiexec"
         from hpcds1mpi.cli import main
-        main(["quickstart", "--out", {str(out)!r}])
+        main(["quickstart", *{list(args)!r}])
     """)
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -312,7 +308,18 @@ def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
         pass
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
+    return proc.returncode, err
+
+
+def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
+    """SIGTERM said "no partial output is left" while the folder, as designed, kept the runs
+    measured so far for the rerun to resume."""
+    from hpcds1mpi.commands.quickstart import is_quickstart_folder
+    from tests.test_atomic import temporaries
+
+    out = tmp_path / "qs"
+    returncode, err = stopped_while_measuring("--out", str(out))
+    assert returncode == 1
     assert err.strip().splitlines() == [
         f"hpcds1mpi: error: {out}: stopped by SIGTERM while writing the quickstart folder; the "
         "runs measured so far are kept there: rerun with the same --out (without --force) to "
@@ -324,37 +331,13 @@ def test_sigterm_says_the_measured_runs_are_kept_for_the_rerun(tmp_path):
 def test_sigterm_during_force_leaves_the_earlier_run_as_it_was(tmp_path, fake_steps):
     """s47 tester M1: a stop during --force left only the new sweep's first runs, and said
     "the runs measured so far are kept there"; the earlier run was gone."""
-    import signal
-    import sys
-    import textwrap
-
     from tests.test_atomic import digests, temporaries
 
     out = tmp_path / "qs"
     assert invoke("--out", str(out)).exit_code == 0
     before = digests(tmp_path)
-    code = textwrap.dedent(f"""
-        import time
-        from pathlib import Path
-        from hpcds1mpi.commands import quickstart
-        from hpcds1mpi.launch import launcher_discovery
-
-        def sweep(cmd, what, timeout):  # measures a run, then is stopped
-            Path(cmd[cmd.index("--out") + 1]).write_text("a new measured run")
-            print("measuring", flush=True)
-            time.sleep(60)
-
-        quickstart._run, launcher_discovery.mpiexec_path = sweep, lambda: "mpiexec"
-        from hpcds1mpi.cli import main
-        main(["quickstart", "--out", {str(out)!r}, "--force"])
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    while (line := proc.stdout.readline()) and line.strip() != "measuring":
-        pass
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
+    returncode, err = stopped_while_measuring("--out", str(out), "--force")
+    assert returncode == 1
     assert err.strip().splitlines() == [
         f"hpcds1mpi: error: {out}: stopped by SIGTERM while writing the quickstart folder; the "
         "earlier quickstart folder there is left as it was: rerun to start over (--force) or to "
