@@ -70,8 +70,12 @@ def test_one_programs_lines_with_other_options_still_pass():
 def test_train_and_learn_refuse_another_program_under_the_label_in_one_line(tmp_path):
     """train on two files, and learn adding the other program's runs to a bundle, refuse
     with exit 2 before fitting; nothing is written."""
-    one = write(tmp_path / "a.h5", program_runs("./meep res={size} wg.ctl", (32, 48, 64)))
-    two = write(tmp_path / "b.h5", program_runs("./nrniv ncell={size} ring.hoc", (64, 96)))
+    # two sweeps, each recording when its runs started: size 64 has one run_id in both (the
+    # label's), and rows without a start would be one record read twice (s47 tester M8)
+    one = write(tmp_path / "a.h5", program_runs("./meep res={size} wg.ctl", (32, 48, 64))
+                .assign(started_at=1.7e9))
+    two = write(tmp_path / "b.h5", program_runs("./nrniv ncell={size} ring.hoc", (64, 96))
+                .assign(started_at=1.8e9))
     proc = run_cli(["train", "--telemetry", one, "--telemetry", two, "--out",
                     str(tmp_path / "ab"), "--members", "2", "--threads", "1"], timeout=300)
     assert proc.returncode == 2, proc.stderr
