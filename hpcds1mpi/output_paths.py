@@ -11,7 +11,8 @@ An output that is an input (the same file by inode, through links and hard links
 inside an input folder (a bundle) is refused before anything is read, ``--force`` or not
 (:func:`refuse_inputs`): ``telemetry export e.h5 --out x.csv`` with ``x.csv -> e.h5`` had
 replaced the telemetry with its CSV, ``recommend -o MODEL/members.pkl`` broken the bundle
-(s33 tester C1, C2).
+(s33 tester C1, C2). An output inside the ``--model`` bundle of the command that writes it
+is refused the same way (:func:`refuse_inside_model`).
 """
 
 from __future__ import annotations
@@ -77,4 +78,21 @@ def refuse_inputs(out: str | os.PathLike, *, files: Iterable = (), folders: Iter
                               f"the {what} there would change it; choose a path outside it")
 
 
-__all__ = ["refuse_inputs", "written_path"]
+def refuse_inside_model(out: str | os.PathLike | None, model_dir: str | os.PathLike | None,
+                        option: str = "--out", what: str = "output") -> None:
+    """Refuse output ``out`` inside the ``--model`` bundle folder ``model_dir``, before anything
+    runs: a bundle holds only its own files, and one holding another (``tune --out MODEL/t.h5``)
+    was then refused by learn and train as "not a hpcds1mpi bundle" (s47 tester M11). The
+    folder itself is left to the command (learn retrains it in place).
+
+    Raises:
+        OutputError: (exit 2) in one line naming the bundle and what to do.
+    """
+    if out is None or model_dir is None:
+        return
+    if os.path.realpath(written_path(out, what)) == os.path.realpath(model_dir):
+        return
+    refuse_inputs(out, folders=[("--model bundle", model_dir)], option=option, what=what)
+
+
+__all__ = ["refuse_inputs", "refuse_inside_model", "written_path"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -223,3 +224,19 @@ def executable_script(folder: Path, name: str, text: str) -> str:
     path.write_text(text)
     path.chmod(0o755)
     return str(path)
+
+
+@contextlib.contextmanager
+def lock_held_elsewhere(path):
+    """The write lock of output ``path`` held through a descriptor of its own, as another
+    writer's is: a command of this process that locks ``path`` is refused."""
+    from hpcds1mpi.lock_files import take_lock
+    from hpcds1mpi.writers import lock_path
+
+    lock = lock_path(path)
+    fd = take_lock(lock, busy=AssertionError, cannot_create=AssertionError)
+    try:
+        yield lock
+    finally:
+        os.close(fd)
+        lock.unlink(missing_ok=True)

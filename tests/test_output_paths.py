@@ -65,3 +65,25 @@ def test_an_output_inside_an_input_folder_is_refused_a_neighbour_is_not(tmp_path
             refuse_inputs(out, folders=folders, option="-o", what="batch script")
     refuse_inputs(tmp_path / "model.sh", folders=folders, option="-o")  # a name that starts so
     refuse_inputs(tmp_path / "job.sh", folders=[("--model bundle", None)], option="-o")
+
+
+def test_an_output_inside_the_model_bundle_is_refused_the_bundle_itself_is_not(tmp_path):
+    """tune --out MODEL/t.h5, advise --rewrite MODEL/rw.sh, mobo --out MODEL/front and learn
+    --out MODEL/sub were written into the bundle, which learn then refused (s47 tester M11);
+    the bundle itself is left to the command (learn retrains it in place)."""
+    from hpcds1mpi.output_paths import refuse_inside_model
+
+    model = tmp_path / "bm"
+    (model / "sub").mkdir(parents=True)
+    (tmp_path / "via").symlink_to(model)
+    for out in (model / "t.h5", model / "sub" / "front", tmp_path / "via" / "t.h5"):
+        with pytest.raises(OutputError, match="is inside the --model bundle .*bm: writing the "
+                                              "telemetry there") as err:
+            refuse_inside_model(out, model, what="telemetry")
+        assert "\n" not in str(err.value) and err.value.exit_code == 2
+    with pytest.raises(OutputError, match="^--rewrite "):
+        refuse_inside_model(model / "rw.sh", model, "--rewrite")
+    for out, given in ((model, model), (tmp_path / "via", model), (tmp_path / "t.h5", model),
+                       (tmp_path / "bm2" / "t.h5", model), (model / "t.h5", None),
+                       (None, model)):
+        refuse_inside_model(out, given)

@@ -171,7 +171,14 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     if out:
         from hpcds1mpi.atomic import check_output_file
 
+        from hpcds1mpi.output_paths import refuse_inside_model
+        from hpcds1mpi.writers import hold_lock
+
         target = check_output_file(out, "rewritten script")  # before the work, not after it
+        refuse_inside_model(out, model_dir, "--rewrite", "rewritten script")
+        # "exists" checked under the lock, held to the end: two advise --rewrite into one
+        # file had both written it (s47 tester M6)
+        hold_lock(target, "rewritten script", "--rewrite")
         if os.path.exists(script) and target.exists() and os.path.samefile(script, target):
             raise ConfigError(f"--rewrite {out} is the input script; write to another file "
                               "(the original is never overwritten)")

@@ -58,6 +58,11 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     from pathlib import Path
 
     target = Path(out)
+    from hpcds1mpi.writers import hold_lock
+
+    # checked and replaced under the lock, held to the end: two ingests into one table had
+    # both said "wrote" and one's jobs were gone (s47 tester M6)
+    hold_lock(target, "job table", "--out")
     among_inputs = None  # the input that is --out: its jobs are read, then written back
     for f in files if target.exists() else ():  # the log would be replaced by its own table
         # A job table ingest wrote may be replaced by the merged table (read whole first,

@@ -61,6 +61,9 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
 
     target = out or model_dir
     _refuse_the_package(target, given=out is not None)
+    from hpcds1mpi.output_paths import refuse_inside_model
+
+    refuse_inside_model(out, model_dir, what="bundle")  # a bundle in its own input (M11)
     from hpcds1mpi.cli import refuse_non_utf8
     from hpcds1mpi.errors import DataError, OutputError
 

@@ -172,6 +172,11 @@ def export(path, out, table, force) -> None:
                   what="export")
     target = written_path(out, "export")  # a link's target, its checksum beside it (C3)
     refuse_inputs(checksum_path(target), files=[("telemetry file", path)], what="export")
+    from hpcds1mpi.writers import catch_sigterm, hold_lock, uncatch_sigterm
+
+    # checked and replaced under the lock, held to the end: two exports to one file had both
+    # said "wrote" (s47 tester M6)
+    hold_lock(target, "export", "--out")
     existed = target.is_file()
     state = export_state(target) if existed and not force else None  # one hash of it
     if state == "edited":
@@ -180,8 +185,6 @@ def export(path, out, table, force) -> None:
                           "pass --force to replace it, or choose another --out")
     check_replace(target, ours=lambda p: state == "unchanged", force=force,
                   what="table telemetry export", option="--out")
-    from hpcds1mpi.writers import catch_sigterm, uncatch_sigterm
-
     catch_sigterm(out, "export")  # from the first read: SIGTERM had killed it silently (C7)
     try:
         frame = _write_export(path, table, target, write)

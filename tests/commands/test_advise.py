@@ -103,6 +103,30 @@ def test_rewrite_refuses_an_existing_out_without_force(job, tmp_path, capsys):
     assert res.code == 0 and out.read_text() != "keep me\n"
 
 
+def test_a_second_rewrite_into_one_file_is_refused_while_the_first_writes(job, tmp_path,
+                                                                            capsys):
+    """Two advise --rewrite into one new file both wrote it, the second over the first, never
+    "exists; pass --force": the check is now made under the output lock (s47 tester M6)."""
+    from tests.helpers import lock_held_elsewhere
+
+    out = tmp_path / "rw.sbatch"
+    with lock_held_elsewhere(out) as lock:
+        res = invoke(capsys, ["advise", str(job), "--cluster", CLUSTER, "--rewrite", str(out)])
+        assert_refused(res, 1, "being written by another process", str(lock), "--rewrite")
+    assert not out.exists()
+
+
+def test_a_rewrite_inside_the_model_bundle_is_refused_before_reading(job, tmp_path, capsys):
+    """advise --rewrite MODEL/rw.sh wrote into the bundle, which learn then refused as "not a
+    hpcds1mpi bundle" (s47 tester M11)."""
+    model = tmp_path / "bm"
+    model.mkdir()
+    res = invoke(capsys, ["advise", str(job), "--model", str(model), "--rewrite",
+                          str(model / "rw.sh")])
+    assert_refused(res, 2, "is inside the --model bundle", "choose a path outside it")
+    assert not any(model.iterdir())
+
+
 def test_nothing_is_written_when_there_is_nothing_to_recommend(job, tmp_path, capsys):
     job.write_text(SCRIPT.replace("hpcds1mpi run stencil --size 128 --precision fp64",
                                   "./lulesh -s 40"))

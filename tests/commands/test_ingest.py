@@ -334,3 +334,20 @@ def test_the_wrote_line_shows_a_newline_in_out_escaped(tmp_path, capsys):
     assert res.code == 0, res.err
     assert any(line.startswith(f"wrote 2 jobs to {tmp_path}/j\\nx.parquet")
                for line in res.out.splitlines()), res.out
+
+
+def test_a_second_ingest_into_one_table_is_refused_and_the_first_keeps_it(tmp_path, capsys):
+    """Two ingests into one table at once both said "wrote" and one's jobs were gone: the
+    table is now checked and replaced under the output lock (s47 tester M6)."""
+    from tests.badinput.harness import assert_runtime, invoke
+    from tests.helpers import lock_held_elsewhere
+
+    out = tmp_path / "jobs.parquet"
+    res = invoke(capsys, ["ingest", DATA / "sacct-energy-gpu.txt", "--out", out])
+    assert res.code == 0, res.err
+    before = out.read_bytes()
+    with lock_held_elsewhere(out) as lock:
+        res = invoke(capsys, ["ingest", out, DATA / "sacct-malformed.txt", "--out", out])
+        assert_runtime(res, "being written by another process", str(lock))
+    assert out.read_bytes() == before
+    assert not res.out

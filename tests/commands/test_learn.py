@@ -343,3 +343,19 @@ def test_learn_refuses_runs_whose_cpu_generation_one_record_does_not_say(tmp_pat
                                     "hardware")
         assert f"new runs of machine(s) {runs_of['machine_id']} (partition local)" in proc.stderr
         assert sha256s(tmp_path) == before
+
+
+def test_an_out_inside_the_model_bundle_is_refused_before_training(tmp_path, capsys):
+    """learn --out MODEL/sub wrote a bundle inside its own input bundle, which learn then
+    refused (s47 tester M11)."""
+    from hpcds1mpi.records import telemetry
+    from tests.badinput.harness import assert_usage, invoke
+    from tests.records.telemetry.rows import run_row
+
+    model, runs = tmp_path / "bm", tmp_path / "k.h5"
+    model.mkdir()
+    telemetry.append(runs, [run_row(0)])
+    res = invoke(capsys, ["learn", "--model", model, "--telemetry", runs, "--out",
+                          model / "sub"])
+    assert_usage(res, "is inside the --model bundle", "choose a path outside it")
+    assert not any(model.iterdir())

@@ -540,3 +540,16 @@ def test_the_header_gives_one_budget_the_asked_one(tmp_path, cluster_file, budge
     assert lines[0].endswith(f"objective modelled, {header_end}"), lines[0]
     budgets = {m for line in lines for m in re.findall(r"budget (\d+)", line)}
     assert budgets == {budget}
+
+
+def test_an_out_inside_the_model_bundle_is_refused_before_the_search(tmp_path, capsys):
+    """mobo --out MODEL/front wrote a folder into the bundle, which learn then refused
+    (s47 tester M11)."""
+    from tests.badinput.harness import assert_usage, invoke
+
+    model = tmp_path / "bm"
+    model.mkdir()
+    res = invoke(capsys, ["mobo", "--model", model, "--workload", "stencil", "--size", "28",
+                          "--out", model / "front"])
+    assert_usage(res, "is inside the --model bundle", "choose a path outside it")
+    assert not any(model.iterdir())

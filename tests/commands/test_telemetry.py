@@ -95,6 +95,21 @@ def test_export_checks_out_before_reading(tmp_path, capsys):
     assert "no_dir" in err and "missing.h5" not in err
 
 
+def test_a_second_export_to_one_file_is_refused_while_the_first_writes(tmp_path, capsys):
+    """Two exports to one file both said "wrote" and the file held one of them: the check and
+    the replacement are now made under the output lock (s47 tester M6)."""
+    from tests.badinput.harness import assert_runtime, invoke
+    from tests.helpers import lock_held_elsewhere
+
+    src, out = tmp_path / "a.h5", tmp_path / "x.csv"
+    telemetry.append(src, [run_row(0)])
+    with lock_held_elsewhere(out) as lock:
+        res = invoke(capsys, ["telemetry", "export", src, "--out", out])
+        assert_runtime(res, "being written by another process", str(lock))
+    assert not out.exists()
+    assert invoke(capsys, ["telemetry", "export", src, "--out", out]).code == 0  # let go
+
+
 def test_export_replaces_its_own_table_but_not_another_file_without_force(tmp_path, capsys):
     """export --out overwrote any file (a results CSV of the user's) without a word."""
     import pytest

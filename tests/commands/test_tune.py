@@ -732,3 +732,16 @@ def test_tune_a_program_times_it_as_the_models_sweep_did(tmp_path):
     res = run_cli(["learn", "--model", "model", "--telemetry", "t.h5", "--out", "model2"],
                   cwd=tmp_path, timeout=240)
     assert res.returncode == 0, res.stderr[-2000:]
+
+
+def test_an_out_inside_the_model_bundle_is_refused_before_anything_runs(tmp_path, capsys):
+    """tune --out MODEL/t.h5 ran, then the learn it suggested refused the bundle as "not a
+    hpcds1mpi bundle" (s47 tester M11)."""
+    from tests.badinput.harness import assert_usage, invoke
+
+    model = tmp_path / "bm"
+    model.mkdir()
+    res = invoke(capsys, ["tune", "--kernel", "stencil", "--size", "24", "--model", model,
+                          "--out", model / "t.h5", "--budget", "1", "--launcher", "mpiexec"])
+    assert_usage(res, f"--out {model / 't.h5'} is inside the --model bundle {model}")
+    assert not any(model.iterdir())
