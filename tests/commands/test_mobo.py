@@ -356,7 +356,9 @@ def _bundle_run(monkeypatch, tmp_path, *args, bundle=MeasuredBundle, method="ran
     monkeypatch.setattr(bundle_module, "load_bundle", lambda path: bundle())
     path = tmp_path / "renamed.toml"
     path.write_text(RENAMED_TOML)
-    return CliRunner().invoke(command, ["--model", str(tmp_path), "--workload", "stencil",
+    model = tmp_path / "model"  # beside --out: an output inside --model is refused (M11)
+    model.mkdir(exist_ok=True)
+    return CliRunner().invoke(command, ["--model", str(model), "--workload", "stencil",
                                         "--cluster", str(path), "--method", method,
                                         "--budget", "4", "--out", str(tmp_path / "out"),
                                         *args])
