@@ -40,7 +40,7 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     """
     import time
 
-    from hpcds1mpi.atomic import check_replace
+    from hpcds1mpi.atomic import check_output_file, check_replace
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
     from hpcds1mpi.records.ingest.job_logs import is_job_table, refuse_no_jobs
@@ -60,6 +60,8 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     target = Path(out)
     from hpcds1mpi.writers import hold_lock
 
+    if target.parent.is_dir():  # a read-only folder said so, not "cannot create the lock"
+        check_output_file(target, "job table")  # (a missing one is created when writing)
     # checked and replaced under the lock, held to the end: two ingests into one table had
     # both said "wrote" and one's jobs were gone (s47 tester M6)
     hold_lock(target, "job table", "--out")
