@@ -50,6 +50,18 @@ _KINDS = {stat.S_IFLNK: "a symbolic link", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK
           stat.S_IFDIR: "a folder"}
 
 
+def not_regular(path: str | os.PathLike) -> str | None:
+    """What ``path`` is where it is there and is no regular file ("a FIFO", "a character
+    device", "a folder"; a link is followed), else None: a reader refuses it before an
+    ``open`` that would wait for a FIFO's writer forever (s47 tester M2, M3)."""
+    try:
+        st = os.stat(path)
+    except OSError:  # nothing there (or its folder unreadable): the open says
+        return None
+    return None if stat.S_ISREG(st.st_mode) else _KINDS.get(stat.S_IFMT(st.st_mode),
+                                                             "not a regular file")
+
+
 def open_side_file(path: str | os.PathLike, flags: int, mode: int = LOCK_MODE) -> int:
     """A descriptor of side file ``path`` opened with ``flags``, only where it is (or is
     created as) a regular file: nothing is followed, nothing blocks, nothing is written first.
@@ -251,5 +263,5 @@ def holding_pid(lock: Path) -> int | None:
     return None
 
 
-__all__ = ["LOCK_MODE", "holder", "holding_pid", "open_side_file", "owner_name",
+__all__ = ["LOCK_MODE", "holder", "holding_pid", "not_regular", "open_side_file", "owner_name",
            "read_side_file", "take_lock"]

@@ -6,11 +6,31 @@ Split out of :mod:`~hpcds1mpi.measure.readings` (its 450-line limit); see its do
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from stat import S_ISREG
 
 #: Bytes kept of the output file's start and end before a launch, to tell append from rewrite.
 FINGERPRINT = 2**16
+
+
+@contextmanager
+def open_output(path: str):
+    """``path`` open for reading as a binary file, or None where it is no regular file: a
+    FIFO's ``open`` would wait for a writer forever, past the launch's timeout (s47 tester
+    M2), so it is opened without waiting and closed unread.
+
+    Raises:
+        OSError: it cannot be opened (missing, no permission).
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        yield None
+        return
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as fh:
+        yield fh
 
 
 @dataclass(frozen=True)
@@ -37,10 +57,10 @@ class FileMark:
         if not path:
             return cls()
         try:
-            with open(path, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not S_ISREG(st.st_mode):
+            with open_output(path) as fh:
+                if fh is None:
                     return cls()
+                st = os.fstat(fh.fileno())
                 head = fh.read(FINGERPRINT)
                 fh.seek(max(0, st.st_size - FINGERPRINT))
                 tail = fh.read(FINGERPRINT)

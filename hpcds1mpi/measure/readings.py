@@ -51,7 +51,8 @@ import os
 from dataclasses import dataclass, field
 
 from hpcds1mpi.errors import ConfigError, LaunchError
-from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark  # noqa: F401 (re-exported)
+from hpcds1mpi.lock_files import not_regular
+from hpcds1mpi.measure.file_mark import FINGERPRINT, FileMark, open_output  # noqa: F401
 from hpcds1mpi.measure.printable import clipped, printable
 from hpcds1mpi.measure.regex_cost import MATCH_TIMEOUT_S as REGEX_MATCH_TIMEOUT_S
 from hpcds1mpi.measure.time_value import SLACK_S, WALL_FACTOR, value_problem  # noqa: F401
@@ -226,14 +227,18 @@ class Readings:
         return os.path.join(cwd or ".", fill(self.output_file, values))
 
     def check_output_path(self, path: str | None) -> None:
-        """Refuse an output file that is a folder, before anything launches.
+        """Refuse an output file that is a folder, or a FIFO or device (its reading would
+        wait forever, s47 tester M2), before anything launches.
 
         Raises:
-            ConfigError: ``path`` is a folder.
+            ConfigError: ``path`` is there and is no regular file.
         """
         if path and os.path.isdir(path):
             raise ConfigError(f"--output-file {self.output_file!r}: {path!r} is a folder; "
                               "give the file the program writes in it")
+        if path and (kind := not_regular(path)):
+            raise ConfigError(f"--output-file {self.output_file!r}: {path!r} is {kind}, not a "
+                              "regular file; give the file the program writes its output in")
 
     def output_lock(self, path: str | None):
         """The launch writing ``path`` alone among processes until its lines are read
@@ -267,8 +272,8 @@ class Readings:
         if not path:
             return ""
         try:
-            with open(path, "rb") as fh:
-                start = mark.written_from(fh)
+            with open_output(path) as fh:
+                start = None if fh is None else mark.written_from(fh)
                 if start is None:
                     return ""
                 fh.seek(start)
@@ -351,8 +356,8 @@ class Readings:
 
         if todo and out_path:
             try:
-                with open(out_path, "rb") as fh:
-                    start = (mark or FileMark()).written_from(fh)
+                with open_output(out_path) as fh:
+                    start = None if fh is None else (mark or FileMark()).written_from(fh)
                     if start is not None and search(fh, start):
                         return self._values(groups)
             except OSError:

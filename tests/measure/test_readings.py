@@ -233,6 +233,20 @@ def test_an_output_file_that_is_a_folder_is_refused(tmp_path):
     readings.check_output_path(str(tmp_path / "missing.txt"))  # written by the program later
 
 
+@pytest.mark.timeout(20)
+def test_an_output_file_that_is_a_fifo_is_refused_and_never_waited_on(tmp_path):
+    """Was: --output-file naming a FIFO hung the sweep forever in open(), past --timeout
+    (s47 tester M2)."""
+    os.mkfifo(tmp_path / "fifo")
+    readings = Readings.of(output_file="fifo")
+    path = readings.output_path(str(tmp_path), {})
+    with pytest.raises(ConfigError, match="--output-file 'fifo': .* is a FIFO, not a regular"):
+        readings.check_output_path(path)
+    # made by the program during its launch: read as no output file, never waited on
+    assert FileMark.of(path) == FileMark()
+    assert Readings.new_text(path, FileMark()) == ""
+
+
 @pytest.mark.timeout(120)
 def test_a_backtracking_regex_ends_in_one_line_instead_of_spinning(tmp_path, monkeypatch):
     """Was: '(a|aa)+b([0-9]+)' on 60 characters of output spun at 100 % CPU past --timeout
