@@ -24,6 +24,7 @@ import pandas as pd
 
 from hpcds1mpi.config import DEVICES, MIN_OK_RUNS, OK, PRECISIONS, STATUSES
 from hpcds1mpi.errors import DataError, TelemetryError
+from hpcds1mpi.lock_files import not_regular
 from hpcds1mpi.records import remeasured_runs
 from hpcds1mpi.records.machines import launcher_note, machine_ids, refuse_foreign_machines
 from hpcds1mpi.records.table_files import read_file
@@ -71,6 +72,9 @@ def read_frames(telemetry: tuple[str, ...] | list[str] = (),
         frames, twice = _runs_once(frames)
         left_out += [twice] if twice else []
     for path in jobs:
+        if kind := not_regular(path):  # a FIFO's read waits forever (s47 tester M3)
+            raise DataError(f"{path}: {kind}, not a regular file; give the job table "
+                            "(.parquet) itself")
         try:
             frames.append(read_file(pd.read_parquet, path))
         except FileNotFoundError:

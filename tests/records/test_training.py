@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import numpy as np
@@ -167,6 +168,14 @@ def test_read_refuses_missing_or_wrong_files(tmp_path):
     (tmp_path / "bad.parquet").write_text("no parquet")
     with pytest.raises(TelemetryError, match="not a parquet job table"):
         read_frames((), (str(tmp_path / "bad.parquet"),))
+
+
+@pytest.mark.timeout(20)
+def test_a_job_table_that_is_a_fifo_is_refused_not_waited_on(tmp_path):
+    """Was: train / learn --jobs FIFO hung in read_parquet (s47 tester M3)."""
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(DataError, match="fifo: a FIFO, not a regular file; give the job table"):
+        read_frames((), (str(tmp_path / "fifo"),))
 
 
 def test_merge_replaces_remeasured_runs_keeps_work_columns_and_counts():

@@ -7,6 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from hpcds1mpi.errors import IngestError, NoEndedJobs
+from hpcds1mpi.lock_files import not_regular
 
 from .column_names import renamed_table, sacct_case
 from .compressed import compression, head_text, read_text, refuse_archive, refuse_not_read
@@ -143,6 +144,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     its reason.
     """
     path = Path(path)
+    if odd := not_regular(path):  # not "no such file", for a file that is there (s47 M3)
+        raise IngestError(f"{path}: {odd}, not a regular file; give the job log itself")
     if not path.is_file():
         raise IngestError(f"{path}: no such file")
     refuse_archive(path, compression(path))
@@ -373,6 +376,9 @@ def read_jobs(path: str | Path, *, what: str = "job table"):
     if file.is_dir():
         raise IngestError(f"{what} {path}: is a folder; give a job table written by "
                           "hpcds1mpi ingest, or a job log")
+    if odd := not_regular(file):
+        raise IngestError(f"{what} {path}: {odd}, not a regular file; give the job table "
+                          "written by hpcds1mpi ingest, or the job log, itself")
     if not file.is_file():
         raise IngestError(f"{what} {path}: no such file; give a job table written by "
                           "hpcds1mpi ingest, or a job log")

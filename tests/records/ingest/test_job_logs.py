@@ -4,6 +4,7 @@ the CLI, and sacct of jobs just run on the test Slurm."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -13,6 +14,7 @@ import pytest
 from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.ingest import (JOB_COLUMNS, detect_kind, ingest, read_job_log,
                                       write_job_table)
+from hpcds1mpi.records.ingest.job_logs import read_job_table
 from tests.records.ingest.captures import CAPTURE_FILES, CAPTURES, DATA, EXPORTS, needs_captures
 from tests.records.ingest.joblogs import (CSD3, CURIE, EAGLE, EURORA, GAIA, MARCONI, THETA,
                                           needs_joblogs)
@@ -466,3 +468,16 @@ def test_a_file_of_only_running_jobs_is_skipped_among_others_not_failing_them(tm
     assert reports[1].jobs == 0 and any("skipped" in f for f in reports[1].facts)
     with pytest.raises(IngestError, match="ended"):
         ingest([running, running])
+
+
+@pytest.mark.timeout(20)
+def test_a_fifo_or_device_is_said_to_be_one_not_missing(tmp_path):
+    """Was: ingest and recommend --history called a FIFO or /dev/null "no such file", which
+    sends the user looking for a typo (s47 tester M3)."""
+    os.mkfifo(tmp_path / "fifo")
+    for path, kind in ((tmp_path / "fifo", "a FIFO"), ("/dev/null", "a character device")):
+        with pytest.raises(IngestError, match=f"{path}: {kind}, not a regular file; give the"):
+            read_job_log(path)
+        with pytest.raises(IngestError,
+                           match=f"--history {path}: {kind}, not a regular file; give the"):
+            read_job_table(path, what="--history")
