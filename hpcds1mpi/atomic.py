@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hpcds1mpi.errors import HpcdsError, LockError, OutputError, WriteError
+from hpcds1mpi.output_paths import refuse_unswappable
 from hpcds1mpi.writers import (NAME_MAX, TMP_PREFIX, catch_sigterm, hold_lock,
                                keep_folder_modes, keep_mode, lock_key, release_lock,
                                remove_stale, tmp_prefix, uncatch_sigterm)
@@ -182,6 +183,7 @@ def check_output_dir(path: str | os.PathLike, *, ours: Callable[[Path], bool], f
         LockError: (exit 1) another process is writing ``path``.
     """
     _refuse_link_loop(path, what)
+    refuse_unswappable(path, what, option)
     path = Path(path)
     return claim_output_dir(path, lambda: _check_dir(path, ours, force, what, option), what,
                             option)

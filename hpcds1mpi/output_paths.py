@@ -95,4 +95,27 @@ def refuse_inside_model(out: str | os.PathLike | None, model_dir: str | os.PathL
     refuse_inputs(out, folders=[("--model bundle", model_dir)], option=option, what=what)
 
 
-__all__ = ["refuse_inputs", "refuse_inside_model", "written_path"]
+def refuse_unswappable(path: str | os.PathLike, what: str = "bundle",
+                       option: str = "--out") -> None:
+    """Refuse an output folder that a new folder cannot be renamed onto, before any work: the
+    current folder named ``.`` (or ``..``) and a mount point, where the rename fails "Device or
+    resource busy" (``train --out .`` failed so after its whole fit, s47 tester M7).
+
+    Raises:
+        OutputError: (exit 2) in one line, with the name to give instead.
+    """
+    from hpcds1mpi.errors import OutputError
+
+    given = Path(path)
+    if str(given) == "." or given.name == "..":  # Path drops a "/." but keeps "." alone
+        here = os.path.normpath(os.path.join(given, "..", Path(os.path.abspath(given)).name))
+        raise OutputError(f"{option} {path} names the folder by {given.name or '.'!r}, which "
+                          f"the {what} (written beside it, then renamed onto it) cannot "
+                          f"replace; give the folder's own name ({here}) or another folder")
+    if os.path.ismount(given):
+        raise OutputError(f"{option} {path} is a mount point, which the {what} (written beside "
+                          f"it, then renamed onto it) cannot replace; give a folder inside it "
+                          f"({given / what})")
+
+
+__all__ = ["refuse_inputs", "refuse_inside_model", "refuse_unswappable", "written_path"]

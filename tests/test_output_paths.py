@@ -3,8 +3,11 @@ the command's inputs (s33 tester C1, C2, C3)."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from hpcds1mpi.atomic import check_output_dir
 from hpcds1mpi.errors import OutputError
 from hpcds1mpi.output_paths import refuse_inputs, written_path
 
@@ -87,3 +90,21 @@ def test_an_output_inside_the_model_bundle_is_refused_the_bundle_itself_is_not(t
                        (tmp_path / "bm2" / "t.h5", model), (model / "t.h5", None),
                        (None, model)):
         refuse_inside_model(out, given)
+
+
+def test_an_output_folder_no_rename_can_replace_is_refused_before_any_work(tmp_path,
+                                                                            monkeypatch):
+    """Was: train --out . trained for minutes, then failed "Device or resource busy" (exit 1,
+    the same on every rerun): a folder cannot be renamed onto "." or a mount point (s47
+    tester M7)."""
+    (tmp_path / "e" / "m").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "e")
+    for given, name in ((".", "../e"), ("./", "../e"), ("..", f"../../{tmp_path.name}")):
+        with pytest.raises(OutputError, match=rf"--out {given} names the folder by .*; give "
+                                              rf"the folder's own name \({name}\)"):
+            check_output_dir(given, ours=lambda p: True, force=True)
+    mount = tmp_path / "e" / "m"
+    monkeypatch.setattr(os.path, "ismount", lambda p: os.fspath(p) == os.fspath(mount))
+    with pytest.raises(OutputError, match=r"is a mount point, .*a folder inside it \(.*/m/bundle"):
+        check_output_dir(mount, ours=lambda p: True, force=True)
+    check_output_dir("m", ours=lambda p: True, force=True)  # by its name: still written
