@@ -7,7 +7,8 @@ directive's value, which it never expands.
 A value it parses (counts, times, memory, GPUs, a partition) is refused in one line; a value it
 keeps as written (a name, a path, an export list) gets a note (s29 tester D9). A time limit it
 cannot parse is refused the same way (``check_time_form``, s35 tester T8), and so is a memory
-size sbatch refuses (``memory_forms.py``, s41 tester B9).
+size sbatch refuses (``memory_forms.py``, s41 tester B9) and a count (``count_forms.py``, s47
+tester M4).
 """
 
 from __future__ import annotations
@@ -78,12 +79,15 @@ def check_time_form(script: "JobScript", opt: "Option", magic: str) -> None:
 
 
 def check_value_form(script: "JobScript", opt: "Option", magic: str) -> None:
-    """Refuse a directive value the scheduler refuses: a time limit (:func:`check_time_form`)
-    or a Slurm memory size (:func:`~hpcds1mpi.launch.memory_forms.check_memory_form`)."""
+    """Refuse a directive value the scheduler refuses: a time limit (:func:`check_time_form`),
+    a Slurm memory size (:func:`~hpcds1mpi.launch.memory_forms.check_memory_form`) or count
+    (:func:`~hpcds1mpi.launch.count_forms.check_count_form`)."""
+    from hpcds1mpi.launch.count_forms import check_count_form
     from hpcds1mpi.launch.memory_forms import check_memory_form
 
     check_time_form(script, opt, magic)
     check_memory_form(script, opt, magic)
+    check_count_form(script, opt, magic)
 
 
 #: Ranges of line numbers a note lists; past them it says how many lines more.

@@ -103,7 +103,7 @@ def _read_directives(script: JobScript, lines) -> int:
             options = pbs_options(tokens, number)
         for opt in options:
             check_unexpanded(script, opt, magic)  # each occurrence: sbatch refuses the first
-            check_value_form(script, opt, magic)  # a time or memory sbatch refuses
+            check_value_form(script, opt, magic)  # a time, memory or count sbatch refuses
             if opt.name:
                 script.directives[opt.name] = opt  # the last one counts, as getopt's
             else:

@@ -231,9 +231,10 @@ def test_directive_numbers_out_of_reach_are_unread_not_a_traceback():
     """--nodes and --time of 5,000 digits raised ValueError (int's digit limit) out of
     read_script; a walltime of 400 nines overflowed math.ceil."""
     huge = "9" * 5000
-    script = read_script(f"#!/bin/bash\n#SBATCH --nodes={huge}\n#SBATCH --time={huge}\n"
-                         "srun ./app\n")
+    script = read_script(f"#!/bin/bash\n#SBATCH --time={huge}\nsrun ./app\n")
     assert script.time_s is None
+    with pytest.raises(ConfigError, match="line 2: .*sbatch refuses this count .*not a valid"):
+        read_script(f"#!/bin/bash\n#SBATCH --nodes={huge}\nsrun ./app\n")  # as sbatch does
     pbs = read_script(f"#!/bin/bash\n#PBS -l select={huge}:ncpus=2\n#PBS -l walltime="
                       f"{'9' * 400}\nmpiexec ./app\n")
     assert pbs.time_s is None
