@@ -75,7 +75,8 @@ def command(model_dir, telemetry, jobs, out, sample_rate, seed, threads, force):
     bundle = load_bundle(model_dir)
     in_place = Path(target).resolve() == Path(model_dir).resolve()
     # Replacing --model is what learn is for; any other existing bundle needs --force.
-    check_output_dir(target, ours=is_bundle, force=force or in_place)
+    check_output_dir(target, ours=is_bundle, force=force or in_place,
+                     option="--out" if out else "--model")  # the option that named it
     if in_place:  # locked now: read it again, so a learn that finished meanwhile is kept
         bundle = load_bundle(model_dir)
     m = bundle.manifest

@@ -52,6 +52,18 @@ def test_learn_replaces_another_bundle_only_with_force(tmp_path, model):
     assert proc.returncode == 2 and sha256s(tmp_path) == before
 
 
+def test_learn_in_place_of_the_current_folder_is_refused_naming_model(tmp_path, model):
+    """Was: learn --model . (from inside the bundle) retrained, then failed "Device or
+    resource busy", exit 1: the new bundle cannot be renamed onto "." (s47 tester M7)."""
+    more = more_runs(tmp_path)
+    before = sha256s(tmp_path)
+    proc = run_cli(["learn", "--model", ".", "--telemetry", more, "--threads", "1"],
+                   timeout=120, cwd=model)
+    assert_one_line_error(proc, "--model . names the folder by '.'")
+    assert "give the folder's own name (../model)" in proc.stderr
+    assert proc.returncode == 2 and sha256s(tmp_path) == before
+
+
 @pytest.mark.parametrize("where", ["in place", "--out"])
 def test_learn_recomputes_the_guard_calibration_and_drops_system1s(tmp_path, model, where):
     """The old calibrations describe the old members: the guard's is computed again for the
