@@ -25,8 +25,10 @@ from hpcds1mpi.schemas.sweep_defaults import RUN_REPEATS
 
 #: The least a launch spends besides its timed repeats, in runs: its warm-up and its check.
 LEAST_OTHER_RUNS = 2.0
-#: Shorter runs measure start-up (imports, compiling) more than the run: not counted, s.
-LONG_RUN_S = 0.1
+#: Shorter runs measure start-up (imports, compiling, the check's fixed cost) more than the
+#: run: not counted, s (at 0.1 s, a 0.2-s gemm's 90-s launch made a 5-min job's limit 37 h,
+#: s47 review RX10).
+LONG_RUN_S = 1.0
 _COLUMNS = ["workload", "kind", "status", "runtime_s", "elapsed_s", "measured_s"]
 
 
@@ -71,13 +73,43 @@ def run_repeats(args: Sequence[str] = ()) -> int:
     return RUN_REPEATS
 
 
-def kernel_runs(bundle, workload: str, args: Sequence[str] = ()) -> KernelRuns:
+def kernel_runs(bundle, workload: str, args: Sequence[str] = ()) -> "LaterKernelRuns":
     """:class:`KernelRuns` of ``workload``'s ``hpcds1mpi run`` given ``args``, its other runs
-    from the bundle's training rows where they say (:data:`LEAST_OTHER_RUNS` otherwise)."""
-    other = _measured_other_runs(bundle, workload)
-    if other is None or other <= LEAST_OTHER_RUNS:
-        return KernelRuns(run_repeats(args))
-    return KernelRuns(run_repeats(args), other, True)
+    from the bundle's training rows where they say (:data:`LEAST_OTHER_RUNS` otherwise), read
+    only when a script's limit needs them (:class:`LaterKernelRuns`)."""
+    return LaterKernelRuns(bundle, workload, run_repeats(args))
+
+
+class LaterKernelRuns:
+    """:class:`KernelRuns` read from the training rows on first use: a ``recommend`` that
+    writes no script must not read them (pandas and pyarrow on a cold start, issue 19)."""
+
+    def __init__(self, bundle, workload: str, repeats: int):
+        self._bundle, self._workload, self.repeats = bundle, workload, repeats
+        self._runs: KernelRuns | None = None
+
+    def resolved(self) -> KernelRuns:
+        """The :class:`KernelRuns`, read once."""
+        if self._runs is None:
+            other = _measured_other_runs(self._bundle, self._workload)
+            self._runs = (KernelRuns(self.repeats) if other is None or other <= LEAST_OTHER_RUNS
+                          else KernelRuns(self.repeats, other, True))
+        return self._runs
+
+    other_runs = property(lambda self: self.resolved().other_runs)
+    measured = property(lambda self: self.resolved().measured)
+
+    def __eq__(self, other) -> bool:
+        return self.resolved() == (other.resolved() if isinstance(other, LaterKernelRuns)
+                                   else other)
+
+    __hash__ = None  # compared by value, like KernelRuns, never a key
+
+    def seconds(self, runtime_hi_s: float) -> float:
+        return self.resolved().seconds(runtime_hi_s)
+
+    def words(self) -> str:
+        return self.resolved().words()
 
 
 def script_kernel_runs(runs: KernelRuns | None, launch) -> KernelRuns | None:
@@ -90,12 +122,16 @@ def script_kernel_runs(runs: KernelRuns | None, launch) -> KernelRuns | None:
     words = launch_words(launch) if at is not None else []
     if at is None or words[at + 1:at + 2] != ["run"]:
         return None
+    if isinstance(runs, LaterKernelRuns):
+        runs = runs.resolved()
     return replace(runs, repeats=run_repeats(words[at + 2:]))
 
 
 def _measured_other_runs(bundle, workload: str) -> float | None:
-    """The largest wall beyond the timed repeats per second of runtime of ``workload``'s ok
-    kernel runs of at least :data:`LONG_RUN_S`; None where no row says."""
+    """The wall beyond the timed repeats per second of runtime of ``workload``'s longest ok
+    kernel run of at least :data:`LONG_RUN_S` (the one nearest a long job: a fixed cost
+    read on a short run, per second, would grow a long job's limit past any need, RX10); None
+    where no row says."""
     rows = _rows(bundle, workload)
     if rows is None or not set(_COLUMNS) - {"kind"} <= set(rows.columns):
         return None
@@ -107,7 +143,10 @@ def _measured_other_runs(bundle, workload: str) -> float | None:
     e, m, r = (pd.to_numeric(rows.loc[ok, c], errors="coerce").to_numpy(float)
                for c in ("elapsed_s", "measured_s", "runtime_s"))
     good = np.isfinite(e) & np.isfinite(m) & np.isfinite(r) & (r >= LONG_RUN_S) & (e >= m)
-    return float(np.max((e[good] - m[good]) / r[good])) if good.any() else None
+    if not good.any():
+        return None
+    longest = int(np.argmax(np.where(good, r, -np.inf)))
+    return float((e[longest] - m[longest]) / r[longest])
 
 
 def _rows(bundle, workload: str):
@@ -131,5 +170,5 @@ def _rows(bundle, workload: str):
         return None
 
 
-__all__ = ["KernelRuns", "LEAST_OTHER_RUNS", "LONG_RUN_S", "kernel_runs", "run_repeats",
-           "script_kernel_runs"]
+__all__ = ["KernelRuns", "LEAST_OTHER_RUNS", "LONG_RUN_S", "LaterKernelRuns", "kernel_runs",
+           "run_repeats", "script_kernel_runs"]

@@ -48,8 +48,9 @@ def test_the_rest_of_the_launch_is_what_the_sweep_launches_took():
     bundle = SimpleNamespace(training_data=deck_rows)
     runs = kernel_runs(bundle, DECK)
     assert runs.measured and runs.repeats == 3
-    assert runs.other_runs == pytest.approx((35.98 - 2.862) / 2.862)  # 11.6 runs
-    assert kernel_runs(bundle, "gemm").other_runs == pytest.approx(449)  # 0.2 s of 90 s
+    assert runs.other_runs == pytest.approx((63.11 - 7.497) / 7.497)  # 7.42: its longest run
+    # a 0.2-s run's 90-s launch is start-up, not runs: it had made 449 runs (s47 review RX10)
+    assert kernel_runs(bundle, "gemm") == KernelRuns(3, LEAST_OTHER_RUNS, False)
     # no rows (a stand-in), or none long enough: a warm-up and the check
     assert kernel_runs(FakeBundle(), DECK) == KernelRuns(3, LEAST_OTHER_RUNS, False)
     tiny = SimpleNamespace(training_data=lambda: deck_rows().iloc[2:3])
@@ -61,9 +62,9 @@ def test_a_kernel_jobs_limit_counts_its_run_not_one_run():
     killed at its limit; advise --rewrite had cut its 10 min to that."""
     runs = kernel_runs(SimpleNamespace(training_data=deck_rows), DECK)
     limit, basis = one_launch_limit(7.55, kernel=runs)
-    assert limit == 240  # 1.5 x ((3 + 11.6) x 7.55 s + 30 s) = 210 s -> 4 min
+    assert limit == 180  # 1.5 x ((3 + 7.42) x 7.55 s + 30 s) = 163 s -> 3 min
     assert limit >= 1.5 * (4 * 7.5 + 48)
-    assert basis == ("1.5 x ((3 repeats + 11.6 runs for its inputs, warm-up and reference "
+    assert basis == ("1.5 x ((3 repeats + 7.42 runs for its inputs, warm-up and reference "
                      "check, as its sweep's launches took them) x the predicted upper runtime "
                      "+ 30 s start-up), whole minutes, at least 1 min")
     assert one_launch_limit(7.55)[0] == 60  # a program's launch: one run, as before
@@ -94,3 +95,18 @@ def test_recommends_kernel_script_states_the_counted_limit():
            "runtime + 30 s start-up" in script
     own = emit_script(rec, "slurm", "./mygemm {size}")  # a --program: one run, as before
     assert "1.5 x the predicted upper runtime, whole minutes" in own
+
+
+def test_a_recommend_that_writes_no_script_reads_no_rows():
+    """The other runs are read when a limit needs them: a plain recommend had imported pandas
+    and pyarrow for them on a cold start (issue 19; tests/decide/test_cold_imports.py)."""
+    read = []
+
+    def rows():
+        read.append(1)
+        return deck_rows()
+
+    runs = kernel_runs(SimpleNamespace(training_data=rows), DECK)
+    assert read == [] and runs.repeats == 3
+    assert runs.seconds(1.0) == pytest.approx((3 + (63.11 - 7.497) / 7.497) * 1.0 + 30)
+    assert runs.seconds(2.0) and read == [1]  # read once
