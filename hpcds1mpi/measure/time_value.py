@@ -2,8 +2,8 @@
 
 Not a time: a number cut short, not a number, another unit than seconds, not positive and
 finite, over a year (:data:`~hpcds1mpi.schemas.limits.MAX_SECONDS`): the launch is ``failed``
-with the reason. A zero is a reading under one tick of the program's timer, not a failure
-(MPB's whole-second "0 seconds": s47 tester K1): the launch is ``ok``, its time
+with the reason. A whole-unit zero is a reading under one tick of the program's timer, not a failure
+(MPB's whole-second "0 seconds": s47 tester K1; a "0.00" is still failed, review RX1): the launch is ``ok``, its time
 :func:`~hpcds1mpi.measure.coarse_timer.below_tick`. Over :data:`WALL_FACTOR` x the launch's wall time + :data:`SLACK_S`, or past
 it by more than its last digit (:func:`~hpcds1mpi.measure.time_units.past_the_wall`), it is the
 regex's reading (a CPU time summed over threads or ranks, a unit mistake), not the program's
@@ -46,7 +46,9 @@ def value_problem(text: str, found: dict, wall_s: float, regex: str, run: tuple,
         return tr.not_a_number_problem(shown, regex)
     if unit := found.get("time_unit"):  # 0.040 ms read as 0.040 s passes the wall check
         return unit_problem(unit, regex)
-    if value == 0 and (kept_time := below_tick(raw, wall_s)):  # under one tick (s47 K1)
+    # A whole-unit timer's zero ("0 seconds") is under one tick (s47 K1); a "0.00" claims a
+    # 0.01-s timer, under which an exit-0 zero is rather a run that did nothing (review RX1).
+    if value == 0 and not any(c in raw for c in ".,") and (kept_time := below_tick(raw, wall_s)):
         found["time"], found["below_tick"] = kept_time, True  # said: coarse_timer.zero_note
         return ""
     if not (math.isfinite(value) and value > 0):

@@ -25,11 +25,17 @@ def test_a_kept_time_of_several_threads_or_ranks_is_remembered_for_a_later_stop(
 def test_a_zero_is_a_reading_under_one_tick_kept_ok_with_its_time_bounded():
     """s47 tester K1: MPB's whole-second "0 seconds" was a failed run, and recommend left the
     fastest layout out as "every run failed"."""
-    for text, wall, kept in (("0", 1.43, 0.5), ("0", 0.4, 0.2), ("0.00", 1.0, 0.005),
-                             ("00:00:00", 3.0, 0.5)):
+    for text, wall, kept in (("0", 1.43, 0.5), ("0", 0.4, 0.2), ("00:00:00", 3.0, 0.5)):
         found = {}
         assert value_problem(text, found, wall, REGEX, (1, 1, ""), []) == ""
         assert found == {"time": pytest.approx(kept), "below_tick": True}
+    # a "0.00" claims a 0.01-s timer: an exit-0 zero there is rather a run that did nothing
+    # ("ERROR: cannot open input" then "time: 0.00", s47 review RX1): failed, as before K1
+    for text in ("0.00", "0,0", "0.0"):
+        found = {}
+        assert "is not a positive finite number" in value_problem(text, found, 1.0, REGEX,
+                                                                  (1, 1, ""), [])
+        assert "below_tick" not in found
 
 
 def test_a_time_that_is_no_number_of_seconds_stays_a_failed_launch():
