@@ -7,11 +7,12 @@ sweep said to raise --timeout, which only waits longer; its output had not been 
 (s47 tester L2).
 
 :func:`timed_out` reads it. The launch is ``failed``, the program's line first and then the
-timeout, where the rules for a launch that ended call its output a failure: it ends with an
-uncaught Python traceback (:func:`ending_traceback`: the interpreter was exiting 1, held by
-MPI's finalize or by ranks waiting for it), with the program's own error or its word that it
-ended abnormally (:func:`~hpcds1mpi.measure.abnormal_ending.exit_0_failure`), or holds a line
-``--fail-regex`` matched. Otherwise it stays ``timeout``, and the last error line the program
+timeout, where its output proves the program stopped: it ends with an uncaught Python
+traceback (:func:`ending_traceback`: the interpreter was exiting 1, held by MPI's finalize or
+by ranks waiting for it), or holds a line ``--fail-regex`` matched. An error line last is no
+such proof — a killed run had not ended, and a slow one may have gone on from it ("Error:
+failed to open restart file, starting from scratch" had failed a slow run, s47 review RX5) —
+so it stays ``timeout``, and the last error line the program
 wrote before the hang (:data:`~hpcds1mpi.measure.ending_error.ERROR_LINE`,
 :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`, a traceback's exception line) is quoted
 in its reason: a slow run and a hang look alike from outside.
@@ -72,7 +73,6 @@ def said_before(stdout: str, stderr: str) -> str:
 def timed_out(result: dict, timeout: float) -> tuple[str, str]:
     """(status, reason) of a launch ``result`` killed at ``timeout`` seconds (see the
     module)."""
-    from hpcds1mpi.measure.abnormal_ending import exit_0_failure
     from hpcds1mpi.measure.printable import clipped, printable
 
     # what it wrote before the kill: a SIGTERM handler's own traceback is no cause
@@ -81,8 +81,6 @@ def timed_out(result: dict, timeout: float) -> tuple[str, str]:
     fail_line = (result.get("found") or {}).get("fail_line")
     if said := ending_traceback(stderr) or ending_traceback(stdout):
         said = f"the program stopped on an uncaught Python exception: {said}"
-    elif said := exit_0_failure(stdout, stderr):
-        said = said.removeprefix("exit 0, but ")
     elif fail_line is not None:
         said = f"its output matched --fail-regex: {' '.join(fail_line.split())}"
     if said:  # the error is the cause: ranks had waited for the one that stopped
