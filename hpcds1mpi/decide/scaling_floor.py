@@ -114,6 +114,9 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
     tables = {c: np.full(len(reference), np.nan) for c in ("point", "lo", "hi")}
     for c, v in (("point", point), ("lo", lo), ("hi", hi)):
         tables[c][group[refs]] = v[refs] * res[refs]
+    # An unknown upper end floors no other row's: only a row raised from it loses its own
+    # (below); scaled to all, every layout of the group had lost its end (s47 review RX4).
+    tables["hi"][~np.isfinite(tables["hi"])] = np.nan
     with np.errstate(invalid="ignore"):  # NaN: no reference, never below
         floors = {c: tables[c][group] / res for c in tables}
         below = unmeasured & usable & ((point < floors["point"]) | (lo < floors["lo"])
@@ -124,7 +127,7 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
     floor = floors["point"][rows]
     raised = point[rows] < floor
     factor = np.where(raised, floor / point[rows], 1.0)
-    top = np.maximum(hi[rows] * factor, floors["hi"][rows])
+    top = np.fmax(hi[rows] * factor, floors["hi"][rows])  # NaN: no floor of the upper end
     new = {"runtime_s": np.maximum(point[rows], floor),
            "runtime_lo": np.maximum(lo[rows] * factor, floors["lo"][rows]),
            "runtime_hi": np.where(raised, np.maximum(top, hi[reference[group[rows]]]), top)}

@@ -279,3 +279,25 @@ def test_the_layout_groups_are_computed_once_per_scoring(monkeypatch):
     scores = s1.score(FakeBundle(), "stencil", 700, [fake_partitions()["cpu"]])
     assert scores.cols[UNMEASURED].any() and not scores.cols[UNMEASURED].all()
     assert len(calls) == 1
+
+
+def test_a_timed_out_reference_takes_the_upper_end_only_of_the_rows_it_raises():
+    """s47 review RX4: a timed-out reference (upper end unknown) had made every never-measured
+    layout of its group "no known upper end", raised or not, so --deadline refused them."""
+    from hpcds1mpi.decide.scaling_floor import floor_to_perfect_scaling
+    from hpcds1mpi.decide.scores import UNMEASURED
+
+    cols = {"nodes": np.array([1, 1, 2, 1]), "ranks_per_node": np.array([2, 1, 2, 1]),
+            "threads": np.array([1, 1, 1, 1]), "device": np.array(["cpu"] * 4),
+            "precision": np.array(["fp64"] * 4), "partition": np.array(["p"] * 4),
+            "runtime_s": np.array([11.0, 30.0, 8.0, 3.0]),
+            "runtime_lo": np.array([11.0, 25.0, 7.0, 2.0]),
+            "runtime_hi": np.array([np.inf, 35.0, 9.0, 4.0]),  # row 0 measured, timed out
+            "energy_j": np.array([98.0, 200, 100, 30]), "energy_lo": np.array([98.0, 180, 90, 20]),
+            "energy_hi": np.array([213.0, 220, 110, 40]),
+            UNMEASURED: np.array([False, True, True, True])}
+    floor_to_perfect_scaling(cols)
+    # rows 1 and 2 are above their floors (22 s, 5.5 s): kept as predicted; row 3 (3 s, one
+    # core) is raised to 22 s from the timed-out layout, so its upper end is unknown
+    assert list(cols["runtime_hi"][1:3]) == [35.0, 9.0]
+    assert cols["runtime_s"][3] == pytest.approx(22.0) and np.isinf(cols["runtime_hi"][3])
