@@ -19,6 +19,7 @@ the sweep says once (:func:`more_cores_note`, s47 tester L4).
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -145,10 +146,16 @@ def thread_notes(m: dict, config, what: str, said: set, at_one_thread: float = m
     return notes
 
 
+#: A word that gives the thread count: ``{threads}`` alone, an option's value (``--cpu={threads}``,
+#: ``-t{threads}``) or a variable's (``OMP_NUM_THREADS={threads}``) — not a name holding it
+#: (``log-{ranks}x{threads}.txt``, s47 review RX11).
+_GIVES_THREADS = re.compile(r"^(?:-{1,2}[\w.-]*=?|[A-Za-z_]\w*=)?\{threads\}$")
+
+
 def gives_threads(command: str | None) -> bool:
     """Whether ``command`` (placeholders unfilled) gives the program its thread count itself:
     one that ignored its threads then had no work for them, not another way to be told."""
-    return "{threads}" in (command or "")
+    return any(_GIVES_THREADS.match(word) for word in (command or "").split())
 
 
 def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:

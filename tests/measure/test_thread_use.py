@@ -232,3 +232,15 @@ def test_ranks_and_threads_beyond_the_cores_are_no_evidence():
     rows = _runs({1: 1.0, 2: 1.0}, ranks=2)
     assert idle_threads_evidence(rows.assign(cores_per_node=2)) is None
     assert idle_threads_evidence(rows.assign(cores_per_node=4)) is not None
+
+
+def test_threads_are_given_by_a_word_of_their_own_not_inside_a_name():
+    """s47 review RX11: ``log-{ranks}x{threads}.txt`` had counted as giving the program its
+    threads, so a program that ignores them was told to sweep larger sizes."""
+    from hpcds1mpi.measure.thread_use import gives_threads
+
+    for command in ("cmsearch --cpu {threads} m.cm s.fa", "app -t{threads}",
+                    "app --threads={threads}", "env OMP_NUM_THREADS={threads} ./app"):
+        assert gives_threads(command), command
+    for command in ("python busy.py {size} log-{ranks}x{threads}.txt", "./app {size}", None):
+        assert not gives_threads(command), command
