@@ -397,6 +397,10 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
     runnable = np.ones(len(space.configs), bool) if guide is None else feasible
     stop += nodes.untried_said(runnable, tried)
+    if guide is not None and "model rules them out" not in stop:
+        # a budget or a small expected gain ended it: what the model ruled out is its verdict,
+        # never a run's, on every stop (s48: a budget stop left them unsaid)
+        stop += ruled_out_said(space, predictions, feasible, tried)
     if guide is not None and predictions.unmeasured is not None:
         beats = None if best is None else could_beat(best.value, *model_view()[1:])
         held = nodes.held_back()

@@ -465,6 +465,24 @@ def test_the_stop_names_what_the_model_ruled_out_and_was_not_run():
     assert "N1xR2xT1-cpu-fp64 (predicted to fail, probability 0.35)" in result.stop_reason
 
 
+def test_a_budget_stop_names_what_the_model_ruled_out_too():
+    """s48: a stop on the budget said nothing of the configurations the model ruled out, so a
+    tune of an fp64-only bundle whose failure guesses ruled out fp32 was silent about it."""
+    space = _space(cores=2)
+    start = Configuration(1, 1, 1)
+    table = {start.label(): 0.88, "N1xR1xT2-cpu-fp64": 0.9, "N1xR2xT1-cpu-fp64": 0.79}
+    preds = _predictions(space, table)
+    ruled = space.index(Configuration(1, 2, 1))
+    preds.feasible[ruled] = False
+    preds.failing = ~preds.feasible
+    preds.fail_prob[ruled] = 0.6
+    result = system2.tune(space, start, _table_evaluator(table, []), predictions=preds,
+                          budget=1)
+    assert result.stop_reason.startswith("budget of 1 runs spent"), result.stop_reason
+    assert "not run, as the model rules them out: N1xR2xT1-cpu-fp64 (predicted to fail, " \
+        "probability 0.60)" in result.stop_reason, result.stop_reason
+
+
 # ------------------------------------------------- node counts the program was never measured on
 
 
