@@ -183,6 +183,10 @@ def keep_within(lines: list[str], limits: PartitionLimits | None, *, cpus_per_no
                 say(f"the script asks --mem={value}, above {where}'s memory limit "
                     f"{int(most)}M: Slurm would hold it (MaxMemPerLimit); use more nodes or "
                     "another partition")
+            elif asked is not None and limits.node_memory_mb is not None \
+                    and asked > limits.node_memory_mb:  # s48: RealMemory was not read here
+                say(f"the script asks --mem={value}, above {node_memory_words(limits)}; use "
+                    "more nodes or another partition")
         elif name == "--nodes" and limits.max_nodes is not None and value.isdigit() \
                 and int(value) > limits.max_nodes:
             say(f"the script asks --nodes={value}, above {where}'s MaxNodes "
@@ -213,9 +217,8 @@ def script_problems(script, limits: PartitionLimits | None) -> list[str]:
                      f"{int(most)}M")
     elif limits.node_memory_mb is not None and asked is not None \
             and asked > limits.node_memory_mb:
-        found.append(f"--mem={mem.value} (line {mem.line}) is above the memory of {where}'s "
-                     f"nodes ({int(limits.node_memory_mb)}M): sbatch refuses it (Memory "
-                     f"specification can not be satisfied); ask for at most "
+        found.append(f"--mem={mem.value} (line {mem.line}) is above "
+                     f"{node_memory_words(limits)}; ask for at most "
                      f"{int(limits.node_memory_mb)}M")
     if limits.max_nodes is not None and (script.nodes or 0) > limits.max_nodes:
         found.append(f"--nodes={script.nodes} is above {where}'s MaxNodes {limits.max_nodes}: "
@@ -227,6 +230,13 @@ def script_problems(script, limits: PartitionLimits | None) -> list[str]:
             found.append(f"--nodelist (line {nodelist.line}) names {', '.join(bad)}: the job "
                          "would pend (ReqNodeNotAvail); leave it out or name usable nodes")
     return found
+
+
+def node_memory_words(limits: PartitionLimits) -> str:
+    """``the memory of partition P's nodes (4000M): sbatch refuses it (...)``, one wording
+    for a user's script (:func:`script_problems`) and one we write (:func:`keep_within`)."""
+    return (f"the memory of partition {limits.name}'s nodes ({int(limits.node_memory_mb)}M): "
+            "sbatch refuses it (Memory specification can not be satisfied)")
 
 
 def _hostnames(nodelist: str) -> list[str]:

@@ -121,6 +121,36 @@ def test_advise_on_this_machine_checks_a_script_naming_no_partition_on_the_defau
     assert refused.startswith("--rewrite refused: --mem=4G")
 
 
+def test_a_written_mem_above_every_node_of_the_partition_is_said(monkeypatch, capsys):
+    """s48 (s47 tester K2, review RX2): recommend --emit's own check of the script it writes
+    read MaxMemPerNode only, so a --mem=9000M for the default partition's 4000 MiB nodes,
+    which sbatch refuses ("Memory specification can not be satisfied"), went unsaid."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.config import Configuration
+    from hpcds1mpi.launch.directives import BatchJob
+    from hpcds1mpi.launch.scripts import render
+
+    said = []
+    lines, notes = keep_within(["#SBATCH --mem=9000M"], _debug(), cpus_per_node=2,
+                               say=said.append)
+    assert lines == ["#SBATCH --mem=9000M"] and notes == []  # an estimate: kept, and said
+    (warning,) = said
+    assert warning.startswith("the script asks --mem=9000M, above the memory of partition "
+                              "debug's nodes (4000M): sbatch refuses it")
+    assert "use more nodes or another partition" in warning
+    said.clear()
+    keep_within(["#SBATCH --mem=3900M", "#SBATCH --mem=0"], _debug(), cpus_per_node=2,
+                say=said.append)
+    assert said == []  # within the node, or the whole node
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): _debug()})
+    monkeypatch.setenv("SLURM_CONF", "")
+    job = BatchJob(Configuration(1, 2, 1, "cpu", "fp64"), Partition("local", 2, 25.3),
+                   "./app 56", memory_mb=6000)  # asks 9000M on this machine's 25.3 GB
+    script = render(job, default_queue=True)
+    assert "#SBATCH --mem=9000M" in script
+    assert "above the memory of partition debug's nodes (4000M)" in capsys.readouterr().err
+
+
 @pytest.mark.slurm
 def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
     monkeypatch.setattr(partition_limits, "_CACHE", {})
