@@ -115,13 +115,16 @@ def say_foreign_job_once(env: dict | None = None) -> None:
 
 
 def default_queue_note(partition: Partition | None, scheduler: str,
-                       scripts: str = "the script names") -> str:
-    """The one line said with the scripts for this machine (:func:`is_this_machine`)."""
+                       scripts: str = "the script names", queue: str | None = None) -> str:
+    """The one line said with the scripts for this machine (:func:`is_this_machine`);
+    ``queue``: the default partition's name where Slurm said it (advise checks that one)."""
     hardware = f" ({partition.cores_per_node} cores, {partition.memory_gb:.1f} GB)" \
         if partition else ""
+    default = (f"Slurm's default partition {queue!r} takes the job, and its limits are the "
+               "ones checked" if queue else "the default partition takes the job")
     return (f"{scripts} no {'-q' if scheduler == 'pbs' else '--partition'}: it was chosen for "
             f"this machine{hardware}, whose name {partition.name if partition else 'local'!r} "
-            f"is no {scheduler} partition, so the default partition takes the job; pass "
+            f"is no {scheduler} partition, so {default}; pass "
             "--cluster FILE naming a real partition to choose for it")
 
 

@@ -97,6 +97,8 @@ def test_this_machine_is_the_place_without_a_file_outside_an_allocation(monkeypa
     note = default_queue_note(Partition("local", 8, 15.5), "pbs", "the jobs name")
     assert note.startswith("the jobs name no -q: it was chosen for this machine (8 cores, "
                            "15.5 GB), whose name 'local' is no pbs partition")
+    named = default_queue_note(Partition("local", 2, 25.3), "slurm", queue="debug")
+    assert "so Slurm's default partition 'debug' takes the job" in named  # advise's (s48)
 
 
 @pytest.mark.slurm

@@ -68,8 +68,10 @@ from hpcds1mpi.launch.script_knobs import device_of, precision_of
 from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads_note
-from hpcds1mpi.launch.partition_limits import (advise_warnings, read_on,
+from hpcds1mpi.launch.partition_limits import (advise_warnings, checked_partition,
+                                               default_queue_limits, read_on,
                                                rewrite_refusal as over_limits)
+from hpcds1mpi.places import default_queue_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -180,6 +182,12 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           "--cluster FILE with its GPU partition")
     cluster, partition = places[0]
     warnings += advise_warnings(script, partition, default_queue)  # above its limits (s33 A5)
+    # a script naming no partition is checked on the one sbatch gives it, alone, said (s48)
+    slurm_default = default_queue_limits(script, default_queue)
+    checked = checked_partition(partition, slurm_default)
+    if default_queue and not script.partition:
+        script.note(default_queue_note(partition, script.scheduler, queue=slurm_default.name
+                                       if slurm_default is not None else None))
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
@@ -282,16 +290,18 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                     queue if (queue != script.partition if script.partition
                               else picked_part.name != partition.name) else None,
                     picked_part.cores_per_node)
+    memory_part = checked if slurm_default is not None else picked_part
     layout = replace(layout, memory_mib=rewritten_memory_mib(  # as recommend asks (s40 D12)
-        script, advice.recommended.mem_need_mib, picked_part, cfg.nodes, cfg.ranks_per_node,
+        script, advice.recommended.mem_need_mib, memory_part, cfg.nodes, cfg.ranks_per_node,
         cfg.threads))
-    advice.warnings += memory_warnings(script, advice.asked.mem_need_mib, partition,
-                                       advice.asked.text(), asked_cfg.ranks_per_node)
+    advice.warnings += memory_warnings(script, advice.asked.mem_need_mib, checked,
+                                       advice.asked.text(), asked_cfg.ranks_per_node,
+                                       slurm_said=slurm_default is not None)
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(
         script, layout, read_on(partition, default_queue)) or \
-        memory_refusal(script, advice.recommended, picked_part)
+        memory_refusal(script, advice.recommended, memory_part)
     if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused
         notes.append(refused.replace("--rewrite refused:", "--rewrite would be refused:", 1))

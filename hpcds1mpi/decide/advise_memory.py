@@ -87,11 +87,12 @@ def _slurm_cpus_per_node(script: "JobScript", ranks_per_node: int) -> int:
 
 
 def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition",
-                    layout: str, ranks_per_node: int) -> list[str]:
+                    layout: str, ranks_per_node: int, slurm_said: bool = False) -> list[str]:
     """The warning for a script asking less memory per node than its layout (``layout``, read
     as ``ranks_per_node`` ranks a node) is predicted to need (``need_mib``, host MiB per
     node), and one for each PBS size qsub would refuse; [] where it asks enough, or either
-    is unknown."""
+    is unknown. ``slurm_said``: a ``--mem`` above the node is said by the partition's Slurm
+    limits (:func:`~hpcds1mpi.launch.partition_limits.script_problems`), not again here."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.launch.directives import MEMORY_FLOOR_MIB, MEMORY_MARGIN, memory_request_mib
     from hpcds1mpi.launch.pbs_memory import memory_asks, unreadable_sizes
@@ -99,7 +100,8 @@ def memory_warnings(script: "JobScript", need_mib: float, partition: "Partition"
     pbs = memory_asks(script, ranks_per_node)
     out = unreadable_sizes(pbs)
     asked, how = asked_memory_mib(script, ranks_per_node)
-    out += _above_node(script, asked, how, partition, ranks_per_node)
+    if not (slurm_said and how.startswith("--mem=")):
+        out += _above_node(script, asked, how, partition, ranks_per_node)
     if asked is None or not math.isfinite(need_mib) or need_mib <= 0 or asked >= need_mib:
         return out
     try:

@@ -263,6 +263,29 @@ def advise_warnings(script, partition, default_queue: bool = False) -> list[str]
                                                                          default_queue)))
 
 
+def default_queue_limits(script, default_queue: bool) -> PartitionLimits | None:
+    """The limits of Slurm's default partition where a Slurm ``script`` naming no partition
+    is advised on this machine (``default_queue``): the partition sbatch gives it, and the
+    only one its asks are checked against (s48: this machine's 'local' was checked too);
+    None elsewhere, or where Slurm does not answer."""
+    if not default_queue or script.scheduler != "slurm" or script.partition:
+        return None
+    return limits_of(None)
+
+
+def checked_partition(partition, limits: PartitionLimits | None):
+    """``partition`` (this machine's, whose layouts are predicted) as the memory checks of a
+    script sent to Slurm partition ``limits`` read it: that partition's name and its nodes'
+    memory (RealMemory; a GB is 1000 MiB here, as Slurm's is read); ``partition`` itself
+    where ``limits`` is None or its nodes' memory is not known."""
+    from dataclasses import replace
+
+    if limits is None or limits.node_memory_mb is None:
+        return partition
+    return replace(partition, name=limits.name, slurm_partition=limits.name,
+                   memory_gb=limits.node_memory_mb / 1000.0)
+
+
 def read_on(partition, default_queue: bool) -> str | None:
     """The Slurm partition that takes a script naming none, advised on ``partition``: its
     name, or with ``default_queue`` (``partition`` is this machine, whose made-up name no Slurm

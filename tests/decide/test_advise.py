@@ -709,3 +709,31 @@ def test_a_script_naming_no_partition_on_this_machine_is_checked_on_slurms_defau
     assert a.rewritten is None and a.rewrite_refused.startswith("--rewrite refused: --mem=4G")
     kept = run(text, bundle, places)  # a cluster file's partition: read as it is named
     assert not any("debug" in w for w in kept.warnings) and kept.rewrite_refused == ""
+
+
+def test_a_script_naming_no_partition_is_checked_on_slurms_default_alone_and_says_so(
+        bundle, places, monkeypatch):
+    """s48 (s47 tester K2, review RX2): advised on this machine with Slurm answering, a script
+    naming no partition had its memory checked on this machine's partition beside Slurm's
+    default one (two warnings for one --mem, a --mem-per-cpu above the default partition's
+    nodes unsaid), and recommend's "the default partition takes the job" note was not said."""
+    from hpcds1mpi.launch import partition_limits
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {
+        (None, ""): partition_limits.PartitionLimits("debug", node_memory_mb=4000)})
+    monkeypatch.setenv("SLURM_CONF", "")
+    text = ASKED.replace("#SBATCH --partition=standard\n", "").replace(
+        "#SBATCH --time=00:30:00\n", "#SBATCH --time=00:30:00\n#SBATCH --mem=30G\n")
+    a = run(text, bundle, places, default_queue=True)
+    (memory,) = [w for w in a.warnings if "--mem" in w]  # once, on debug (not 'standard')
+    assert "partition debug's nodes (4000M)" in memory, a.warnings
+    (said,) = [n for n in a.notes if "takes the job" in n]
+    assert "Slurm's default partition 'debug' takes the job" in said
+    per_cpu = run(text.replace("--mem=30G", "--mem-per-cpu=3000M"), bundle, places,
+                  default_queue=True)  # 2 CPUs x 3000M: above debug's 4000 MiB nodes
+    assert any("above the 4000 MiB a node of partition 'debug' has" in w
+               for w in per_cpu.warnings), per_cpu.warnings
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): None})  # no Slurm: as before
+    alone = run(text, bundle, places, default_queue=True)
+    assert any("partition 'standard' has" in w for w in alone.warnings), alone.warnings
+    assert any("so the default partition takes the job" in n for n in alone.notes)

@@ -151,6 +151,23 @@ def test_a_written_mem_above_every_node_of_the_partition_is_said(monkeypatch, ca
     assert "above the memory of partition debug's nodes (4000M)" in capsys.readouterr().err
 
 
+def test_a_script_naming_no_partition_is_checked_on_the_default_partition_s_nodes(monkeypatch):
+    """s48: advise's memory checks of a script naming none read Slurm's default partition's
+    nodes, not this machine's partition beside them; a named partition is not read so."""
+    from hpcds1mpi.cluster import Partition
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): _debug()})
+    monkeypatch.setenv("SLURM_CONF", "")
+    local = Partition("local", cores_per_node=2, memory_gb=25.3)
+    limits = partition_limits.default_queue_limits(read_script(NO_PARTITION), True)
+    checked = partition_limits.checked_partition(local, limits)
+    assert (checked.name, checked.memory_gb, checked.cores_per_node) == ("debug", 4.0, 2)
+    named = read_script(NO_PARTITION.replace("#!/bin/bash\n", "#!/bin/bash\n#SBATCH -p debug\n"))
+    assert partition_limits.default_queue_limits(named, True) is None
+    assert partition_limits.default_queue_limits(read_script(NO_PARTITION), False) is None
+    assert partition_limits.checked_partition(local, None) is local  # Slurm did not answer
+
+
 @pytest.mark.slurm
 def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
     monkeypatch.setattr(partition_limits, "_CACHE", {})
