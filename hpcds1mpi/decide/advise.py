@@ -149,7 +149,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
             files are read for the MPI check (the CLI: the current folder); None: no file is
             read (a web request's text).
         default_queue: ``places`` are this machine (:func:`~hpcds1mpi.places.is_this_machine`),
-            so Slurm's default partition takes a script naming none, and its limits are checked.
+            so Slurm's default partition takes a script naming none: its limits and its nodes'
+            memory are the ones checked (not this machine's), and a note says so.
 
     Raises:
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
