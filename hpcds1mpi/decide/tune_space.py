@@ -330,7 +330,8 @@ def offer_refusal(start: Configuration, offer, cores: int) -> str:
             levels.idle_threads):  # measured, and one computation at any thread count
         from hpcds1mpi.measure.thread_use import idle_threads_line
 
-        return f"{idle_threads_line(name, levels.idle_threads)}; use --threads 1"
+        # its command: advice to add {threads} only where it gives none (s47 L7, as sweep)
+        return f"{idle_threads_line(name, levels.idle_threads, levels.command)}; use --threads 1"
     if start.threads not in (offer.threads or [1]):
         return never("threads", "--threads", start.threads, list(offer.threads or [1]))
     return ""

@@ -209,6 +209,29 @@ def test_a_program_whose_runs_ignored_their_threads_is_tuned_at_one_thread():
                                 partition=PART, kernel=None, offer=offer)
 
 
+def test_a_refused_idle_thread_start_gives_the_sweeps_advice_for_its_command():
+    """A command that gives the program its threads (``cmsearch --cpu {threads}``) was told
+    to "put {threads} in its command" by tune, which sweep stopped saying in session 47 (L7):
+    both now say it from the measured command, through one function."""
+    from hpcds1mpi.measure.thread_use import idle_threads_line
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from hpcds1mpi.surrogates.measured_offer import measured_offer
+
+    idle = {"threads": [2], "busy": 0.77, "vs_one_thread": 0.96}
+    for command, said in (("cmsearch --cpu {threads} {size}", "sweep larger sizes"),
+                          ("mpqc {size}", "put {threads} in its command")):
+        levels = MeasuredLevels("app", True, ("fp64",), ("cpu",), (1, 2), (1,), (1,),
+                                command=command, idle_threads=idle)
+        offer = measured_offer(levels, ["cpu"], 8)
+        space = tune_space.workload_space(PART, None, max_nodes=1, offer=offer)
+        with pytest.raises(ConfigError) as refused:
+            tune_space.start_config(space, {"threads": 2, "ranks_per_node": 1}, nodes=1,
+                                    cores=8, partition=PART, kernel=None, offer=offer)
+        assert said in str(refused.value)
+        assert idle_threads_line("app", idle, command) in str(refused.value)
+    assert "put {threads}" not in idle_threads_line("app", idle, "cmsearch --cpu {threads}")
+
+
 def _measured_at_one_rank_per_node():
     """The offer of MrBayes's model in s35 tester A3: fp64, CPU, 1 thread, 1 rank per node."""
     from hpcds1mpi.surrogates.levels import MeasuredLevels
