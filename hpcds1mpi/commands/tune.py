@@ -132,11 +132,13 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
               help="With --submit: replace a job script of that name that hpcds1mpi did not "
               "write.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--accept-edited-inputs", is_flag=True,
+              help="Add to --out although an input --program names was edited since its runs.")
 @_sweep_options
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
             mpi_plugin, cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
-            force, as_json, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
+            force, as_json, accept_edited_inputs, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
             fail_regex, output_file, workdir, setup):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
@@ -367,7 +369,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         if kind != "in-process":
             evaluate = trials.LaunchRunner(settings, out, part, kind, cluster_file, partition,
                                            choice=choice, readings=readings, workdir=workdir,
-                                           setup=setup, mpi=mpi_plugin)
+                                           setup=setup, mpi=mpi_plugin,
+                                           accept_edited_inputs=accept_edited_inputs)
+            if program is not None and (note := evaluate.edited_inputs(space.configs)):
+                log(note)  # refused or said before any launch, as sweep's --resume (s47 K7)
             if choice is not None:  # before any trial: as the sweep's, at the most ranks
                 from hpcds1mpi.commands.tune_launch_choice import preflight_trials
 

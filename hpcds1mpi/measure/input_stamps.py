@@ -28,7 +28,8 @@ INPUTS = "inputs"
 #: Files up to this size are hashed too (a touched input is no edited one); larger ones, a
 #: database, are judged by size and time alone, so stamping stays cheap.
 HASHED_UP_TO = 16 * 2**20
-#: The ``sweep`` flag that resumes all the same, measuring the edited input into the file.
+#: The ``sweep`` (and ``tune``) flag that resumes all the same, measuring the edited input into
+#: the file.
 ACCEPT = "--accept-edited-inputs"
 
 
@@ -65,12 +66,14 @@ def _stamp(path: str) -> list | None:
     return [info.st_size, info.st_mtime, digest]
 
 
-def check_inputs(out: str, stamps: dict, accept: bool | None = False) -> str:
+def check_inputs(out: str, stamps: dict, accept: bool | None = False, by: str = "sweep"
+                 ) -> str:
     """Refuse to resume ``out`` where an input it stamped (:data:`INPUTS`) differs from its
     stamp in ``stamps`` (:func:`input_stamps`, now) and was modified after the file's last run;
-    with ``accept``, the note that says so instead; None: the command has no :data:`ACCEPT`
-    (``tune``'s trials), so the refusal does not name it. "" where none did, or ``out`` is not
-    there or stamped nothing (a file from before the stamps).
+    with ``accept``, the note that says so instead; None: the command has no :data:`ACCEPT`,
+    so the refusal does not name it. "" where none did, or ``out`` is not there or stamped
+    nothing (a file from before the stamps). ``by``: the command resuming it, whose option
+    the refusal names (:data:`~hpcds1mpi.measure.external_resume.WORDS`: tune's ``--out``).
 
     Raises:
         ConfigError: one line naming the edited file and what to do.
@@ -103,8 +106,10 @@ def check_inputs(out: str, stamps: dict, accept: bool | None = False) -> str:
                 f"ones, as one workload ({ACCEPT})")
     flag = (f", or add {ACCEPT} where the edit does not change what is measured"
             if accept is not None else "")
+    from hpcds1mpi.measure.external_resume import WORDS
+
     raise ConfigError(
-        f"--resume {out}: {what}, so the new runs would measure another computation under the "
+        f"{WORDS[by][0]} {out}: {what}, so the new runs would measure another computation under the "
         f"same workload: give a new --out for the edited input (or restore it){flag}")
 
 

@@ -168,7 +168,10 @@ class LaunchRunner:
     def __init__(self, settings: RunSettings, out: str, partition, launcher: str,
                  cluster_file: str | None = None, partition_name: str | None = None,
                  relaunches: int = 1, choice=None, readings=None, workdir: str | None = None,
-                 setup: str | None = None, mpi: str | None = None):
+                 setup: str | None = None, mpi: str | None = None,
+                 accept_edited_inputs: bool = False):
+        #: tune's --accept-edited-inputs: its trials add to an --out whose inputs were edited
+        self.accept_edited_inputs = accept_edited_inputs
         #: srun's ``--mpi`` given on the command line (None: the cluster file's, else pmi2)
         self.mpi = mpi
         #: a user's program: how it is launched (a :class:`~hpcds1mpi.launch.preflight.
@@ -194,12 +197,12 @@ class LaunchRunner:
 
         return self.mpi or srun_mpi(self.cluster_file)
 
-    def _program(self, config: Configuration) -> dict:
-        from hpcds1mpi.measure import external
+    def program_plan(self, config: Configuration):
+        """The sweep's plan of the program's one run at ``config``."""
         from hpcds1mpi.measure.external_plan import build_external_plan
 
         options = self.settings.options(config)
-        plan = build_external_plan(
+        return build_external_plan(
             options.pop("command"), options.pop("label"), sizes=options["sizes"],
             nodes=options["nodes"], ranks_per_node=options["ranks_per_node"],
             threads=options["threads"], devices=options["devices"],
@@ -207,12 +210,31 @@ class LaunchRunner:
             min_time=options.get("min_time"), min_repeats=options.get("min_repeats"),
             max_repeats=options.get("max_repeats"),
             warmup=options.get("warmup"))
+
+    def edited_inputs(self, configs) -> str:
+        """Before any trial: refuse, as the sweep's ``--resume`` does, an ``--out`` whose
+        program input (a file an argument names, at any of ``configs``) was edited after its
+        runs; with :attr:`accept_edited_inputs` the note that says so; "" where none was
+        (:func:`~hpcds1mpi.measure.input_stamps.check_inputs`). The trials check it too, but
+        a trial's refusal comes after the pre-flight launch, and its note is not said."""
+        from types import SimpleNamespace
+
+        from hpcds1mpi.measure.input_stamps import check_inputs, input_stamps
+
+        runs = [spec for config in configs for spec in self.program_plan(config).runs]
+        return check_inputs(self.out, input_stamps(SimpleNamespace(runs=runs), self.workdir),
+                            self.accept_edited_inputs, by="tune")
+
+    def _program(self, config: Configuration) -> dict:
+        from hpcds1mpi.measure import external
+
+        plan = self.program_plan(config)
         heard: list[str] = []
         external.run_external(plan, self.out, self.partition, resume=True,
                               launcher=self.launcher, progress=False, mpi=self._srun_mpi(),
                               choice=self.choice, readings=self.readings, workdir=self.workdir,
                               setup=self.setup, say=heard.append,
-                              accept_edited_inputs=None)  # tune has no such flag
+                              accept_edited_inputs=self.accept_edited_inputs)
         spec = plan.runs[0]
         row = row_of(self.out, spec.run_id, self.before)
         notes = run_notes(heard, f"{spec.workload} size {spec.size} {spec.config.label()}")

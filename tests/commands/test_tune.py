@@ -757,3 +757,41 @@ def test_an_out_inside_the_model_bundle_is_refused_before_anything_runs(tmp_path
                           "--out", model / "t.h5", "--budget", "1", "--launcher", "mpiexec"])
     assert_usage(res, f"--out {model / 't.h5'} is inside the --model bundle {model}")
     assert not any(model.iterdir())
+
+
+def test_tune_into_an_out_whose_input_was_edited_names_accept_edited_inputs(tmp_path):
+    """s47 (K7 left): sweep has --accept-edited-inputs since session 47, tune had none: a tune
+    into an --out whose input (``in.txt``) was edited was refused naming a new --out only, and
+    at its first trial, after the pre-flight launch. Now refused before any launch, naming the
+    flag, which tune takes as sweep does."""
+    from hpcds1mpi.records.telemetry import read_runs
+
+    (tmp_path / "c.toml").write_text(CLUSTER)
+    app = tmp_path / "app.sh"
+    app.write_text('#!/bin/sh\ncat "$2" > /dev/null\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    (tmp_path / "in.txt").write_text("(set! num-bands 4)\n")
+    stamp = os.stat(tmp_path / "in.txt").st_mtime - 5  # the runs come after it
+    os.utime(tmp_path / "in.txt", (stamp, stamp))
+
+    def tune(size: str, *extra: str) -> list[str]:
+        return ["tune", "--program", f"{app} {{size}} in.txt", "--label", "app", "--size",
+                size, "--launcher", "mpiexec", "--cluster", "c.toml", "--ranks-per-node", "1",
+                "--threads", "1", "--budget", "1", "--time-regex", r"time: (\S+) s",
+                "--min-time", "0", "--max-repeats", "1", "--out", "t.h5", "--json", *extra]
+
+    res = run_cli(tune("1"), cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    runs = len(read_runs(tmp_path / "t.h5"))
+    (tmp_path / "in.txt").write_text("(set! num-bands 12)\n")
+    res = run_cli(tune("2"), cwd=tmp_path, timeout=180)
+    lines = [ln for ln in res.stderr.strip().splitlines() if not ln.startswith("tune: ")]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "error: --out t.h5: in.txt was edited at" in lines[0], lines
+    assert "give a new --out" in lines[0] and "--accept-edited-inputs" in lines[0], lines
+    assert len(read_runs(tmp_path / "t.h5")) == runs  # nothing launched, nothing lost
+    res = run_cli(tune("2", "--accept-edited-inputs"), cwd=tmp_path, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "tune: note: in.txt was edited at" in res.stderr
+    assert "(--accept-edited-inputs)" in res.stderr
+    assert len(read_runs(tmp_path / "t.h5")) == runs + 1
