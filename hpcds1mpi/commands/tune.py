@@ -361,8 +361,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
         elif predictions is not None and tune_predictions.system1_start(space, predictions) is not None:
             start = tune_predictions.system1_start(space, predictions)
             start_from = "System 1's pick"
-            verdict = tune_predictions.verdict_note(bundle, workload, size, model_part,
-                                                     model_dir)
+            verdict = "; ".join(note for note in (  # a best prediction it declines: M9
+                tune_predictions.declined_note(space, predictions),
+                tune_predictions.verdict_note(bundle, workload, size, model_part, model_dir))
+                if note)
         else:
             start = tune_space.default_config(space, cores)
 

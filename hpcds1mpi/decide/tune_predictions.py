@@ -39,6 +39,9 @@ class Predictions:
             program was ever measured on, which ``recommend`` picks only where no measured
             node count can run the job (:mod:`~hpcds1mpi.decide.measured_nodes`); None: not
             known.
+        chosen: the index of ``recommend``'s pick among the space's configurations
+            (:func:`~hpcds1mpi.decide.system1.choose` on their rows: a measured layout
+            before a never-measured one not wholly better); None: not known.
     """
 
     value: np.ndarray
@@ -48,12 +51,14 @@ class Predictions:
     unmeasured: "list[tuple[str, ...]] | None" = None
     failing: "np.ndarray | None" = None
     beyond_nodes: "np.ndarray | None" = None
+    chosen: int | None = None
 
 
 def predictions_from_scores(space: Space, scores, objective: str = "time",
-                            levels=None) -> Predictions:
+                            levels=None, chosen: bool = False) -> Predictions:
     """Align System 1's :class:`~hpcds1mpi.decide.system1.Scores` with ``space``; ``levels``:
-    the workload's recorded measured levels (None: its never-measured levels are not known)."""
+    the workload's recorded measured levels (None: its never-measured levels are not known);
+    ``chosen``: find :attr:`Predictions.chosen` too (:func:`recommend_choice`)."""
     from hpcds1mpi.decide.measured_nodes import beyond_measured_nodes
     from hpcds1mpi.surrogates.repeat_spread import median_interval
 
@@ -69,12 +74,14 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
     col = "runtime" if objective != "energy" else "energy"
     # the median's interval: System 2 compares runs' medians, and measures their noise itself
     lows, highs = median_interval(cols, col)
+    at = np.full(len(cols["nodes"]), -1)  # each row's index in the space, -1: not in it
     for i in range(len(cols["nodes"])):
         key = (int(cols["nodes"][i]), int(cols["ranks_per_node"][i]), int(cols["threads"][i]),
                str(cols["device"][i]), str(cols["precision"][i]))
         j = space._keys.get(key)
         if j is None:
             continue
+        at[i] = j
         mid = float(cols[f"{col}_s" if col == "runtime" else "energy_j"][i])
         lo, hi = float(lows[i]), float(highs[i])
         value[j] = mid
@@ -86,7 +93,25 @@ def predictions_from_scores(space: Space, scores, objective: str = "time",
         failing[j] = bool(cols["reason"][i] == "fail")
         beyond[j] = bool(rows_beyond[i])
     return Predictions(value, spread, fail, feasible, unmeasured_levels(space, levels),
-                       failing, beyond)
+                       failing, beyond,
+                       recommend_choice(scores, at, objective) if chosen else None)
+
+
+def recommend_choice(scores, at: np.ndarray, objective: str) -> int | None:
+    """The index in the space of ``recommend``'s pick (:func:`~hpcds1mpi.decide.system1.
+    choose`) among ``scores``' rows that are in it (``at``: each row's index there, -1 where
+    none). M9 (s47): the tune's start had been the best prediction alone, which could be a
+    never-measured layout that recommend, by that rule, does not pick."""
+    from hpcds1mpi.decide.scores import Scores
+    from hpcds1mpi.decide.system1 import choose
+
+    rows = at >= 0
+    if not rows.any():
+        return None
+    sub = Scores({k: np.asarray(v)[rows] for k, v in scores.cols.items()}, scores.workload,
+                 scores.size, scores.limits, scores.measured_best, scores.neighbour_sizes)
+    choice = choose(sub, "energy" if objective == "energy" else "time")
+    return None if choice.index is None else int(at[rows][choice.index])
 
 
 def unmeasured_levels(space: Space, levels) -> "list[tuple[str, ...]] | None":
@@ -195,13 +220,33 @@ def untried_guesses(predictions: Predictions, tried: set[int], runnable: np.ndar
 
 
 def system1_start(space: Space, predictions: Predictions) -> Configuration | None:
-    """System 1's pick within the space, by ``recommend``'s rule: the best predicted feasible
-    configuration on a node count its program was measured on, one beyond only where none of
-    those is feasible (s39 tester B5: a tune started from a never-measured 2-node layout
-    that recommend refused, and it crashed)."""
+    """System 1's pick within the space, by ``recommend``'s rule: its pick
+    (:attr:`Predictions.chosen`) where known, else the best predicted feasible configuration
+    on a node count its program was measured on, one beyond only where none of those is
+    feasible (s39 tester B5: a tune started from a never-measured 2-node layout that
+    recommend refused, and it crashed)."""
     ok = predictions.feasible & np.isfinite(predictions.value) & (predictions.value > 0)
-    pick = best_predicted(predictions, ok)
+    pick = predictions.chosen
+    if pick is None or not ok[pick]:
+        pick = best_predicted(predictions, ok)
     return None if pick is None else space.configs[pick]
+
+
+def declined_note(space: Space, predictions: Predictions) -> str:
+    """What the start line says where System 1's best prediction is a layout at a level never
+    measured that ``recommend`` does not pick (:func:`system1_start` starts from its pick
+    instead); "" otherwise. M9 (s47): the tune had called such a layout System 1's pick."""
+    ok = predictions.feasible & np.isfinite(predictions.value) & (predictions.value > 0)
+    best, start = best_predicted(predictions, ok), system1_start(space, predictions)
+    if best is None or start is None or space.configs[best] == start:
+        return ""
+    levels = (predictions.unmeasured or [()] * len(space.configs))[best]
+    if not levels:  # a tie ordered otherwise, not a layout declined
+        return ""
+    return (f"the best prediction, {space.configs[best].label()}, is at a level never "
+            f"measured ({', '.join(levels)}): System 1 picks such a layout only where its whole "
+            "interval lies below the measured ones', as recommend does, and the search may "
+            "try it")
 
 
 def best_predicted(predictions: Predictions, candidates: np.ndarray) -> int | None:
@@ -299,7 +344,7 @@ def model_predictions(bundle, space: Space, partition, workload: str, size: int,
                       s1.Constraints(max_nodes=max_nodes, devices=devices,
                                      precisions=precisions), uses_threads=uses_threads)
     return predictions_from_scores(space, scores, objective,
-                                   measured_levels(bundle).get(str(workload)))
+                                   measured_levels(bundle).get(str(workload)), chosen=True)
 
 
 def this_machine(partition, program: str | None = None) -> dict | None:

@@ -128,3 +128,33 @@ def test_system2_reads_the_median_interval_not_one_runs_repeats():
     measured = np.isfinite(spreads[0]) & (spreads[0] != 0.5)
     assert measured.any()
     assert spreads[1][measured] == pytest.approx(spreads[0][measured])
+
+
+def test_the_start_is_the_layout_recommend_picks_not_a_never_measured_best_prediction():
+    """M9 (s47): the start had been the best prediction alone. The shipped bundle's fft at 64
+    on up to 2 nodes predicts 2 nodes x 2 ranks fp32 best, never measured above 1 node, whose
+    interval does not lie below the measured 1 node x 2 ranks fp32's: recommend picks the
+    measured one, and tune called the other System 1's pick. It now starts from recommend's
+    pick and says why the best prediction is not it."""
+    from hpcds1mpi.decide import system1 as s1
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.decide.tune_space import workload_space
+
+    bundle = load_model(None)
+    lab = Partition("standard", cores_per_node=2, memory_gb=25.3, max_nodes=4)
+    space = workload_space(lab, "fft", max_nodes=2, cores_per_node=2)
+    preds = tune_predictions.model_predictions(bundle, space, lab, "fft", 64)
+    ok = preds.feasible & np.isfinite(preds.value)
+    best = space.configs[tune_predictions.best_predicted(preds, ok)]
+    assert best.label() == "N2xR2xT1-cpu-fp32"  # the best prediction, never measured there
+    scores = s1.score(bundle, "fft", 64, [lab], s1.Constraints(max_nodes=2))
+    start = tune_predictions.system1_start(space, preds)
+    assert start.label() == "N1xR2xT1-cpu-fp32"
+    assert s1.choose(scores, "time").config() == start  # recommend's pick, in the space
+    assert tune_predictions.declined_note(space, preds) == (
+        "the best prediction, N2xR2xT1-cpu-fp32, is at a level never measured (nodes above "
+        "1): System 1 picks such a layout only where its whole interval lies below the "
+        "measured ones', as recommend does, and the search may try it")
+    preds.chosen = None  # without recommend's pick (a replay): the best prediction, unsaid
+    assert tune_predictions.system1_start(space, preds) == best
+    assert tune_predictions.declined_note(space, preds) == ""
