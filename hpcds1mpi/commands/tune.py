@@ -138,8 +138,8 @@ def _check_before_running(out: str, *, timeout: float, min_time: float, max_repe
 def command(kernel, program, label, size, out, model_dir, objective, budget, time_budget,
             noise_floor, nodes, ranks_per_node, threads, device, precision, max_nodes, launcher,
             mpi_plugin, cluster_file, partition, min_time, min_repeats, max_repeats, timeout, seed, submit,
-            force, as_json, accept_edited_inputs, mpiexec_path, launcher_args, time_regex, fom_regex, ranks_regex,
-            fail_regex, output_file, workdir, setup):
+            force, as_json, accept_edited_inputs, mpiexec_path, launcher_args, time_regex,
+            fom_regex, ranks_regex, fail_regex, output_file, workdir, setup):
     """Tune a job by real runs inside its allocation (System 2)."""
     import json
 

@@ -109,8 +109,8 @@ def check_inputs(out: str, stamps: dict, accept: bool | None = False, by: str = 
     from hpcds1mpi.measure.external_resume import WORDS
 
     raise ConfigError(
-        f"{WORDS[by][0]} {out}: {what}, so the new runs would measure another computation under the "
-        f"same workload: give a new --out for the edited input (or restore it){flag}")
+        f"{WORDS[by][0]} {out}: {what}, so the new runs would measure another computation "
+        f"under the same workload: give a new --out for the edited input (or restore it){flag}")
 
 
 def _edited(before, now: list) -> bool:
