@@ -79,7 +79,7 @@ def test_an_edit_is_another_size_hash_or_where_unhashed_time():
 
 def test_a_refusal_for_a_command_without_the_flag_does_not_name_it(tmp_path):
     """``tune``'s trials resume through the same check but have no --accept-edited-inputs: the
-    refusal had named a flag tune does not take (s47, FF's note)."""
+    refusal had named a flag tune does not take (s47, FF's note; tune takes it since s48)."""
     from hpcds1mpi.errors import ConfigError
     from hpcds1mpi.measure.input_stamps import check_inputs
 
