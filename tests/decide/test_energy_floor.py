@@ -10,7 +10,7 @@ import pytest
 from hpcds1mpi.cluster import Partition
 from hpcds1mpi.decide import system1 as s1
 from hpcds1mpi.decide.energy_floor import (FLOOR_WATTS, busy_share, core_watts, floor_energy,
-                                           floor_watts, idle_watts)
+                                           floor_watts, floor_words, idle_watts)
 from tests.fake_bundle import FakeBundle
 
 
@@ -85,3 +85,65 @@ def test_multi_node_energy_is_floored_at_the_layouts_modelled_power(shipped_bund
         assert (cols[energy] >= cols[FLOOR_WATTS] * cols[runtime] * (1 - 1e-12)).all()
     choice = s1.choose(scores, "energy")
     assert choice.pick["nodes"] == 1 and len(choice.front) > 1
+
+
+#: Partitions whose figures are no round numbers, one with GPUs (s47 review RX8).
+ODD = Partition("odd", cores_per_node=48, memory_gb=256.0, max_nodes=8, idle_watts_node=87.5,
+                max_watts_node=311.3)
+GPUS = Partition("gpu", cores_per_node=6, memory_gb=64.0, max_nodes=4, gpus_per_node=3,
+                 gpu_memory_gb=80.0, idle_watts_node=101.7, max_watts_node=433.1,
+                 idle_watts_gpu=47.3, max_watts_gpu=301.9)
+
+
+def test_the_floor_keeps_its_numbers_now_that_the_telemetrys_model_makes_them():
+    """s47 review RX8: the floor had its own copy of the modelled power's formula; made by
+    ``meters.modelled_watts`` now, every number is the one the copy gave (recorded from it
+    before the change)."""
+    parts = [LAB, ODD, GPUS]
+    assert [idle_watts(p) for p in parts] == [6.0, 87.5, 243.59999999999997]
+    assert [core_watts(p) for p in parts] == [7.0, 4.6625000000000005, 55.23333333333334]
+    cols = {"partition": np.array(["standard", "odd", "gpu", "odd", "gpu", "standard"]),
+            "nodes": np.array([4, 3, 3, 5, 1, 7]), "ranks_per_node": np.array([2, 7, 2, 48, 1, 1]),
+            "threads": np.array([1, 3, 5, 2, 1, 4])}
+    share = np.array([11 / 14, 0.37, 0.5, 1.0, 0.123456789, 0.5])
+    assert floor_watts(cols, parts).tolist() == [24.0, 262.5, 730.8, 437.5, 243.59999999999997,
+                                                 42.0]
+    watts = floor_watts(cols, parts, share)
+    assert watts.tolist() == [68.0, 371.182875, 1227.8999999999999, 1556.5, 250.41892997909997,
+                              91.0]
+    for part, want in ((ODD, [371.182875, 1556.5]), (GPUS, [1227.8999999999999,
+                                                            250.41892997909997])):
+        mine = cols["partition"] == part.name  # one partition alone: the same numbers
+        assert floor_watts({k: v[mine] for k, v in cols.items()}, [part],
+                           share[mine]).tolist() == want
+    words = [floor_words(p, {**{k: v[i] for k, v in cols.items()}, FLOOR_WATTS: watts[i]})
+             for i, p in enumerate([LAB, ODD, GPUS, ODD, GPUS, LAB])]
+    assert words == ["4 nodes x 6 W idle + 8 busy cores x 7 W x 79% busy",
+                     "3 nodes x 87.5 W idle + 63 busy cores x 4.66 W x 37% busy",
+                     "3 nodes x 244 W idle + 18 busy cores x 55.2 W x 50% busy",
+                     "5 nodes x 87.5 W idle + 240 busy cores x 4.66 W",
+                     "1 node x 244 W idle + 1 busy core x 55.2 W x 12% busy",
+                     "7 nodes x 6 W idle + 14 busy cores x 7 W x 50% busy"]
+    runs = {"partition": np.array(["standard"] * 4), "ranks_per_node": np.array([1, 2, 1, 4]),
+            "threads": np.array([2, 1, 1, 1])}
+    lab_gpu = Partition("standard", cores_per_node=2, memory_gb=25.3, max_nodes=4,
+                        gpus_per_node=1, idle_watts_node=3.3, max_watts_node=19.7,
+                        idle_watts_gpu=1.1, max_watts_gpu=9.0)
+    assert busy_share(Runs(), "stencil", runs, [lab_gpu]).tolist() == [
+        0.524390243902439, 0.7682926829268293, 0.524390243902439, 0.524390243902439]
+
+
+def test_the_floor_is_the_telemetrys_modelled_power_of_its_busy_cores():
+    """The floor's watts are what a run of the layout would be recorded drawing, its busy
+    cores busy the whole window and the nodes' GPUs idle (``meters.modelled_power``)."""
+    from hpcds1mpi.measure.meters import modelled_power, power_model
+
+    cols = {"partition": np.array(["gpu"] * 3), "nodes": np.array([1, 3, 4]),
+            "ranks_per_node": np.array([2, 6, 3]), "threads": np.array([3, 2, 1])}
+    share = np.array([0.25, 1.0, 0.6])
+    watts = floor_watts(cols, [GPUS], share)
+    for i, used in enumerate([6, 6, 3]):  # ranks x threads, at most the node's 6 cores
+        nodes = int(cols["nodes"][i])
+        run = modelled_power(power_model(GPUS), nodes=nodes, window_s=2.0,
+                             cpu_s=2.0 * used * nodes * share[i], gpus=3 * nodes)
+        assert watts[i] == pytest.approx(run, rel=1e-12)

@@ -26,6 +26,27 @@ def test_modelled_power_is_linear_in_busy_cores_and_capped():
     assert "busy cores" in default.describe()
 
 
+def test_modelled_power_keeps_its_numbers_now_that_one_function_makes_them():
+    """s47 review RX8: the energy floor and the meters share :func:`meters.modelled_watts`;
+    every number is the one the meters gave before (recorded from them before the change)."""
+    runs = ((1, 3.7, 2.2, 0, 0), (3, 0.91, 17.3, 0, 0), (2, 1.3, 999.0, 0, 0),
+            (2, 2.9, 3.1, 2, 1.7), (1, 1e-3, 5e-4, 1, 5.0))  # nodes, window, cpu, gpus, busy
+    parts = ((Partition("standard", cores_per_node=2, memory_gb=25.3), [
+                 10.162162162162161, 60.0, 40.0, 338.7931034482758, 409.5]),
+             (Partition("odd", cores_per_node=48, memory_gb=256.0, idle_watts_node=87.5,
+                       max_watts_node=311.3), [
+                 90.2722972972973, 351.1387362637363, 622.6, 499.2943965517241, 489.83125]),
+             (Partition("gpu", cores_per_node=6, memory_gb=64.0, gpus_per_node=3,
+                       idle_watts_node=101.7, max_watts_node=433.1, idle_watts_gpu=47.3,
+                       max_watts_gpu=301.9), [
+                 134.54144144144146, 1299.3000000000002, 866.2, 506.29080459770114,
+                 431.21666666666664]))
+    for part, want in parts:
+        model = meters.power_model(part)
+        assert [meters.modelled_power(model, nodes=n, window_s=w, cpu_s=c, gpus=g,
+                                      gpu_busy_s=b) for n, w, c, g, b in runs] == want
+
+
 def test_peak_rss_reset_sees_this_configuration_only():
     big = np.ones(60 * 2**20 // 8)  # 60 MiB, touched
     del big
