@@ -6,8 +6,8 @@ learned from few node counts can predict less for many nodes than those nodes dr
 had been the nodes' idle draw alone, which put nbody on 4 nodes x 2 ranks at 24 W where the
 telemetry's own model gives the 8 busy cores 80 W: the 4-node job read 3x cheaper than one
 node, not 16 % dearer (s47 tester N1). So :func:`floor_energy` raises every predicted energy
-to ``floor W x runtime``, the floor being the telemetry's modelled power
-(``measure.meters.modelled_power``, docs/telemetry.md) with the same figures
+to ``floor W x runtime``, the floor being the telemetry's modelled power, made by its one
+formula (``measure.meters.modelled_watts``, docs/telemetry.md) with the same figures
 (``Partition.power_figures``):
 
 * every node's idle draw, its GPUs' idle draw included (a node's GPUs idle when the job
@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from hpcds1mpi.measure.meters import modelled_watts, power_model
+
 if TYPE_CHECKING:  # pragma: no cover
     from hpcds1mpi.cluster import Partition
 
@@ -39,15 +41,13 @@ def idle_watts(part: "Partition") -> float:
     """A node's idle draw, W: its own and its GPUs' (a node's GPUs idle when the job leaves them
     unused). The cluster file's ``idle_watts_node`` / ``idle_watts_gpu``, else the default
     figures modelled rows were computed with (``Partition.power_figures``)."""
-    f = part.power_figures()
-    return float(f["idle_watts_node"] + part.gpus_per_node * f["idle_watts_gpu"])
+    return float(modelled_watts(power_model(part), 1, 0, part.gpus_per_node))
 
 
 def core_watts(part: "Partition") -> float:
-    """What one busy core adds to its node's draw, W: the node's dynamic range over its cores,
-    as the telemetry's modelled power counts it."""
-    f = part.power_figures()
-    return float(f["max_watts_node"] - f["idle_watts_node"]) / max(int(part.cores_per_node), 1)
+    """What one busy core adds to its node's draw, W, as the telemetry's modelled power counts
+    it (``PowerModel.core_watts``)."""
+    return float(power_model(part).core_watts)
 
 
 #: A layout's key: ranks per node x this + threads (no node holds this many threads).
@@ -98,9 +98,11 @@ def _measured_shares(bundle, workload: str, part: "Partition") -> tuple:
                 "energy_j", "runtime_s", "nodes", "ranks_per_node", "threads", "cores_per_node"))
     except (AttributeError, KeyError, TypeError, ValueError):
         return none
-    used = np.minimum(rpn * threads, cores) * nodes * core_watts(part)
+    model = power_model(part)
+    used = np.minimum(rpn * threads, cores) * nodes * model.core_watts
+    idle = modelled_watts(model, nodes, 0.0, part.gpus_per_node * nodes)
     with np.errstate(divide="ignore", invalid="ignore"):
-        share = np.clip((energy / runtime - idle_watts(part) * nodes) / used, 0.0, 1.0)
+        share = np.clip((energy / runtime - idle) / used, 0.0, 1.0)
     good = np.isfinite(share)
     if not good.any():
         return none
@@ -113,23 +115,24 @@ def _measured_shares(bundle, workload: str, part: "Partition") -> tuple:
 
 def floor_watts(cols: dict, partitions: Sequence["Partition"],
                 share: np.ndarray | None = None) -> np.ndarray:
-    """``(n,)`` each candidate's floor, W: its nodes' :func:`idle_watts` plus its used cores x
-    :func:`core_watts` x its busy ``share`` (:func:`busy_share`; None: 0, the idle draw
-    alone)."""
-    terms = [(p.name, idle_watts(p), core_watts(p), p.cores_per_node) for p in partitions]
+    """``(n,)`` each candidate's floor, W: the modelled power (``meters.modelled_watts``) of its
+    nodes, their GPUs idle, and its used cores (ranks per node x threads, at most the node's
+    cores) busy at its ``share`` (:func:`busy_share`; None: 0, the idle draw alone). A row of a
+    partition not in ``partitions`` gets the first's figures."""
     names = cols["partition"]
-    if not terms:
+    if not partitions:
         return np.zeros(len(names))
-    idle, busy, cores = (np.full(len(names), float(t)) for t in terms[0][1:])
-    for name, w, b, c in terms[1:]:  # one partition (the common case): no comparison
-        at = names == name
-        idle[at], busy[at], cores[at] = w, b, c
     nodes = np.asarray(cols["nodes"], dtype=float)
-    if share is None:
-        return idle * nodes
-    used = np.minimum(np.asarray(cols["ranks_per_node"], dtype=float)
-                      * np.asarray(cols["threads"], dtype=float), cores)
-    return (idle + busy * share * used) * nodes
+    asked = np.asarray(cols["ranks_per_node"], dtype=float) \
+        * np.asarray(cols["threads"], dtype=float) if share is not None else None
+    out = np.zeros(len(names))
+    for i, part in enumerate(partitions):  # one partition (the common case): no comparison
+        rows = slice(None) if i == 0 else names == part.name
+        model, n = power_model(part), nodes[rows]
+        busy = 0.0 if share is None else \
+            np.minimum(asked[rows], model.cores_per_node) * share[rows] * n
+        out[rows] = modelled_watts(model, n, busy, part.gpus_per_node * n)
+    return out
 
 
 def floor_energy(cols: dict, partitions: Sequence["Partition"],

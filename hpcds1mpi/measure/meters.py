@@ -204,6 +204,12 @@ class PowerModel:
                 f" + GPUs x ({self.idle_watts_gpu:g} + ({self.max_watts_gpu:g} - "
                 f"{self.idle_watts_gpu:g}) x GPU busy fraction) W [{self.source}]")
 
+    @property
+    def core_watts(self) -> float:
+        """What one busy core adds to its node's draw, W: the node's dynamic range over its
+        cores."""
+        return (self.max_watts_node - self.idle_watts_node) / max(self.cores_per_node, 1)
+
 
 def power_model(partition) -> PowerModel:
     figures = partition.power_figures()
@@ -230,13 +236,21 @@ def modelled_power(model: PowerModel, *, nodes: int, window_s: float, cpu_s: flo
     if window_s <= 0:
         return float("nan")
     busy_cores = min(cpu_s / window_s, nodes * model.cores_per_node)
-    watts = model.idle_watts_node * nodes
-    watts += (model.max_watts_node - model.idle_watts_node) / model.cores_per_node * busy_cores
-    if gpus:
-        busy_fraction = min(max(gpu_busy_s / (window_s * gpus), 0.0), 1.0)
-        watts += gpus * (model.idle_watts_gpu
-                         + (model.max_watts_gpu - model.idle_watts_gpu) * busy_fraction)
-    return watts
+    busy_fraction = min(max(gpu_busy_s / (window_s * gpus), 0.0), 1.0) if gpus else 0.0
+    return modelled_watts(model, nodes, busy_cores, gpus, busy_fraction)
+
+
+def modelled_watts(model: PowerModel, nodes, busy_cores, gpus=0, gpu_busy_fraction=0.0):
+    """The power model itself, W, scalars or numpy arrays alike: ``nodes`` nodes at their idle
+    draw, plus :attr:`PowerModel.core_watts` for each of ``busy_cores``, plus each of ``gpus``
+    GPUs at its idle draw and its dynamic range x ``gpu_busy_fraction``.
+
+    The one formula of modelled power: a run's (:func:`modelled_power`) and the least a
+    layout draws, System 1's energy floor (``decide.energy_floor``; it had a copy, s47 review
+    RX8)."""
+    watts = model.idle_watts_node * nodes + model.core_watts * busy_cores
+    return watts + gpus * (model.idle_watts_gpu
+                           + (model.max_watts_gpu - model.idle_watts_gpu) * gpu_busy_fraction)
 
 
 # --------------------------------------------------------------------------------------------
