@@ -140,13 +140,19 @@ def floor_energy(cols: dict, partitions: Sequence["Partition"],
     """Never less energy than the floor: ``energy >= watts x runtime`` for the median and both
     bounds, in place on System 1's columns (``watts``: :func:`floor_watts`; None: the nodes'
     idle draw). An upper runtime end not known (a timed-out layout's ``inf``) leaves the
-    model's energy end, held no lower than the floored median."""
+    model's energy end, held no lower than the floored median times as far above the median
+    as it was: a median raised to the floor had met it there, a zero-width interval (s47
+    review RX3)."""
     draw = floor_watts(cols, partitions) if watts is None else watts
+    unknown = np.isinf(draw * cols["runtime_hi"])
+    if unknown.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            above = np.fmax(cols["energy_hi"] / cols["energy_j"], 1.0)  # NaN: 1
     for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
                             ("energy_hi", "runtime_hi")):
         least = draw * cols[runtime]
-        if energy == "energy_hi" and np.isinf(least).any():
-            least = np.where(np.isinf(least), cols["energy_j"], least)
+        if energy == "energy_hi" and unknown.any():
+            least = np.where(unknown, cols["energy_j"] * above, least)
         cols[energy] = np.maximum(cols[energy], least)
 
 

@@ -33,6 +33,7 @@ from typing import NamedTuple
 import numpy as np
 
 from hpcds1mpi.config import PRECISIONS
+from hpcds1mpi.decide.energy_ends import follow_runtime
 from hpcds1mpi.decide.scores import UNMEASURED
 
 #: The column :func:`floor_to_perfect_scaling` adds: the floor a candidate's predicted runtime
@@ -85,8 +86,9 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
     """In place: each unmeasured row's ``runtime_s`` / ``runtime_lo`` / ``runtime_hi`` at least
     its reference's scaled by ``resources(reference) / resources(row)`` (the reference: the
     measured-level row of the same partition, device and precision with the least runtime x
-    resources), a raised point's upper end at least the reference's own, energy ends scaled
-    by their runtime ends' factors; sets :data:`SCALING_FLOOR`. Whole-array numpy, no loop
+    resources), a raised point's upper end at least the reference's own, energy ends following
+    their runtime ends (:func:`~hpcds1mpi.decide.energy_ends.follow_runtime`); sets
+    :data:`SCALING_FLOOR`. Whole-array numpy, no loop
     per row or group: each group's reference tabled from the measured rows, read per row.
     ``groups``: :func:`layout_groups` of ``cols``, where the caller has it."""
     n = len(cols["nodes"])
@@ -132,17 +134,13 @@ def floor_to_perfect_scaling(cols: dict, groups: LayoutGroups | None = None) -> 
            "runtime_lo": np.maximum(lo[rows] * factor, floors["lo"][rows]),
            "runtime_hi": np.where(raised, np.maximum(top, hi[reference[group[rows]]]), top)}
     floor_at[rows[raised]] = floor[raised]
-    for runtime, old, energy in (("runtime_s", point, "energy_j"),
-                                 ("runtime_lo", lo, "energy_lo"),
-                                 ("runtime_hi", hi, "energy_hi")):
+    for runtime, old in (("runtime_s", point), ("runtime_lo", lo), ("runtime_hi", hi)):
         runtimes = old.copy()  # a copy: a kept table's arrays are shared
         runtimes[rows] = new[runtime]
-        energies = np.array(cols[energy], dtype=float)
-        with np.errstate(invalid="ignore"):  # old > 0: a usable row's
-            factor = new[runtime] / old[rows]
-        # an end now unknown (inf) leaves the model's energy end (energy_floor.floor_energy)
-        energies[rows] *= np.where(np.isfinite(factor), factor, 1.0)
-        cols[runtime], cols[energy] = runtimes, energies
+        cols[runtime] = runtimes
+    # an end now unknown (inf) by the median's factor, not the model's: s47 review RX3
+    follow_runtime(cols, rows, {"runtime_s": point[rows], "runtime_lo": lo[rows],
+                                "runtime_hi": hi[rows]})
 
 
 def no_unproven_speedup(cols: dict, groups: LayoutGroups | None = None) -> None:

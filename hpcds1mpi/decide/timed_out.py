@@ -48,6 +48,7 @@ import re
 import numpy as np
 
 from hpcds1mpi.config import TIMEOUT
+from hpcds1mpi.decide.energy_ends import follow_runtime
 from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, candidate_codes, layout_text
 
 #: Column: the sizes a candidate's configuration timed out at on its hardware, as text.
@@ -214,7 +215,8 @@ def raise_to_timeouts(cols: dict) -> None:
     """In place: each candidate :data:`TIMED_OUT_AFTER` bounds gets ``runtime_s`` /
     ``runtime_lo`` at least that bound, ``energy_j`` / ``energy_lo`` by the same factors and
     ``energy_hi`` by the median's (it draws for as long as it runs: its 3.82 J at the trees'
-    0.64 s had been kept beside 11 s and picked as the least energy, s47 tester L6), and
+    0.64 s had been kept beside 11 s and picked as the least energy, s47 tester L6; the
+    interval no narrower than the runtime's: :func:`~.energy_ends.follow_runtime`), and
     ``runtime_hi`` unknown (``inf``).
     ``system1.score`` calls it where the bound is found, before the rules that read measured
     layouts (s47 tester L1), and again once the intervals are final; a no-op where none."""
@@ -222,23 +224,17 @@ def raise_to_timeouts(cols: dict) -> None:
     bounded = np.flatnonzero(np.isfinite(after)) if after is not None else ()
     if not len(bounded):
         return
-    # the energy's upper end by its median's factor: the model's, as far above its median
-    for runtime, energies in (("runtime_s", ("energy_j", "energy_hi")),
-                              ("runtime_lo", ("energy_lo",))):
+    before = {c: np.asarray(cols[c], dtype=float)[bounded]
+              for c in ("runtime_s", "runtime_lo", "runtime_hi")}
+    for runtime in ("runtime_s", "runtime_lo"):
         values = np.array(cols[runtime], dtype=float)  # a copy: the bundle's answer unchanged
-        old = values[bounded]
-        values[bounded] = np.fmax(old, after[bounded])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = values[bounded] / old
-        factor = np.where(np.isfinite(factor) & (factor > 0), factor, 1.0)
+        values[bounded] = np.fmax(values[bounded], after[bounded])
         cols[runtime] = values
-        for energy in energies:
-            scaled = np.array(cols[energy], dtype=float)
-            scaled[bounded] *= factor
-            cols[energy] = scaled
     hi = np.array(cols["runtime_hi"], dtype=float)
     hi[bounded] = np.inf  # it ran on past the limit: no known end
     cols["runtime_hi"] = hi
+    # the energy's upper end by its median's factor: the model's, as far above its median
+    follow_runtime(cols, bounded, before)
 
 
 def _bound(sizes: np.ndarray, limits: np.ndarray, taken: np.ndarray, whence: np.ndarray,

@@ -29,6 +29,18 @@ def test_a_nodes_idle_draw_counts_its_gpus():
     assert cols["energy_j"].tolist() == [600.0, 200.0]
 
 
+
+def test_an_unknown_upper_runtime_keeps_the_energys_width_above_a_floored_median():
+    """s47 review RX3: a timed-out layout's energy median raised to the floor met its upper
+    end there (192 J-192 J): the upper end stays as far above the median as it was."""
+    cols = {"partition": np.array(["c", "c"]), "nodes": np.array([1, 1]),
+            "runtime_s": np.array([2.0, 2.0]), "runtime_lo": np.array([2.0, 1.5]),
+            "runtime_hi": np.array([np.inf, 3.0]), "energy_j": np.array([1.0, 1.0]),
+            "energy_lo": np.array([0.9, 0.9]), "energy_hi": np.array([1.5, 1.5])}
+    floor_energy(cols, [Partition("c", cores_per_node=8, memory_gb=64.0)], np.full(2, 10.0))
+    assert cols["energy_j"].tolist() == [20.0, 20.0] and cols["energy_lo"].tolist() == [20.0, 15.0]
+    assert cols["energy_hi"].tolist() == [30.0, 30.0]  # 1.5 x the median; 10 W x 3 s
+
 @pytest.fixture(scope="module")
 def shipped_bundle():
     from hpcds1mpi.decide.model_bundle import load_model

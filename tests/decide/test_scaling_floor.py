@@ -73,8 +73,10 @@ def test_a_reference_whose_upper_end_is_unknown_still_bounds_from_its_lower_boun
     floor_to_perfect_scaling(cols)
     assert (cols["runtime_s"][0], cols["runtime_lo"][0]) == pytest.approx((22.0, 22.0))
     assert np.isinf(cols["runtime_hi"][0]) and cols[SCALING_FLOOR][0] == pytest.approx(22.0)
-    # energy ends follow their runtime ends; one now unknown keeps the model's (floored later)
-    assert cols["energy_j"][0] == pytest.approx(44.0) and cols["energy_hi"][0] == energy_hi
+    # energy ends follow their runtime ends; one now unknown the median's factor, as far above
+    # it as the model's was (it had kept the model's end, far below the raised median: RX3)
+    assert cols["energy_j"][0] == pytest.approx(44.0)
+    assert cols["energy_hi"][0] == pytest.approx(energy_hi * 22.0 / 0.857)
 
 
 def test_partitions_are_bounded_by_their_own_measured_rows():

@@ -311,3 +311,43 @@ def test_the_bound_raises_energy_by_its_runtimes_factors():
     assert cols["runtime_hi"][0] == np.inf and cols["runtime_hi"][1] == 1.2
     assert cols["energy_j"].tolist() == [40.0, 10.0] and cols["energy_lo"].tolist() == [32.0, 8.0]
     assert cols["energy_hi"].tolist() == [80.0, 12.0]
+
+
+class Drawn(Grow):
+    """:class:`Grow` whose model draws ``watts`` at each end of its runtime interval (None:
+    the stand-in's own energy): at 10 W every end lies below the layout's 48 W floor."""
+
+    def __init__(self, runs, watts):
+        super().__init__(runs)
+        self.watts = watts
+
+    def predict(self, df: pd.DataFrame) -> pd.DataFrame:
+        out = super().predict(df)
+        if self.watts is not None:
+            for energy, runtime in (("energy_j", "runtime_s"), ("energy_lo", "runtime_lo"),
+                                    ("energy_hi", "runtime_hi")):
+                out[energy] = out[runtime] * self.watts
+        return out
+
+
+@pytest.mark.parametrize("watts", [None, 10.0])
+def test_a_never_measured_layout_raised_from_a_timed_out_one_keeps_an_energy_interval(watts):
+    """s47 review RX3: 1 rank, never run, raised to at least 4 s from 2 ranks that ran past
+    2 s, read energy 192 J (192 J-192 J): its upper end was the model's for a 0.23 s run,
+    floored to the median, and its lower end, raised by its runtime's larger factor, could
+    pass the median (124 kJ over 96.7 kJ)."""
+    runs = {2: {2000: "ok", 4000: "ok", 8000: "timeout"}}
+    bundle = Drawn(runs, watts)
+    scores = s1.score(bundle, "grow", 8000, [CPU], ONE_NODE)
+    cols, one = scores.cols, _row(scores, 1)
+    assert cols[s1.UNMEASURED][one] and cols["runtime_s"][one] >= 4.0
+    assert np.isinf(cols["runtime_hi"][one])
+    lo, point, hi = (float(cols[c][one]) for c in ("energy_lo", "energy_j", "energy_hi"))
+    # at least as wide, relatively, as its runtime at the lower end (energy = power x time)
+    assert lo <= point * cols["runtime_lo"][one] / cols["runtime_s"][one] * (1 + 1e-12)
+    # its upper runtime unknown: as far above its median as the model put it, not at it
+    model = bundle.predict(pd.DataFrame([dict(workload="grow", size=8000, nodes=1,
+                                              ranks_per_node=1, threads=1, device="cpu",
+                                              precision="fp64", partition="cpu")]))
+    assert hi / point == pytest.approx(float(model["energy_hi"][0] / model["energy_j"][0]))
+    assert np.isfinite(hi) and hi > point
