@@ -43,7 +43,8 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     from hpcds1mpi.atomic import check_output_file, check_replace
     from hpcds1mpi.errors import OutputError
     from hpcds1mpi.records.ingest import ingest, write_job_table
-    from hpcds1mpi.records.ingest.job_logs import is_job_table, refuse_no_jobs
+    from hpcds1mpi.records.ingest.job_logs import (is_job_table, make_table_folder,
+                                                   refuse_no_jobs)
 
     if not out.endswith((".parquet", ".csv")):  # before reading: a bad --out costs nothing
         raise OutputError(f"--out {out}: output must end in .parquet or .csv")
@@ -60,10 +61,10 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     target = Path(out)
     from hpcds1mpi.writers import hold_lock
 
-    if target.parent.is_dir():  # a read-only folder said so, not "cannot create the lock"
-        check_output_file(target, "job table")  # (a missing one is created when writing)
-    # checked and replaced under the lock, held to the end: two ingests into one table had
-    # both said "wrote" and one's jobs were gone (s47 tester M6)
+    make_table_folder(target)  # the lock lies in it: none was taken in a new folder (s47 left)
+    check_output_file(target, "job table")  # a read-only folder said so, not "cannot create
+    # the lock"; checked and replaced under the lock, held to the end: two ingests into one
+    # table had both said "wrote" and one's jobs were gone (s47 tester M6)
     hold_lock(target, "job table", "--out")
     among_inputs = None  # the input that is --out: its jobs are read, then written back
     for f in files if target.exists() else ():  # the log would be replaced by its own table
@@ -85,7 +86,7 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     refuse_no_jobs(table, files, reports, notes)  # never an empty table with exit 0
     # Written before a word is printed: a reader that left (`| head -1`) or a full stdout
     # had ended ingest before it wrote the table (s32 tester T6, T7).
-    path = write_job_table(table, out)  # temp-and-rename; a missing parent is created
+    path = write_job_table(table, out)  # temp-and-rename
     for report in reports:
         for line in report.lines():
             click.echo(line)

@@ -351,3 +351,29 @@ def test_a_second_ingest_into_one_table_is_refused_and_the_first_keeps_it(tmp_pa
         assert_runtime(res, "being written by another process", str(lock))
     assert out.read_bytes() == before
     assert not res.out
+
+
+def test_an_ingest_into_a_new_folder_holds_the_lock_a_second_one_is_refused(tmp_path, capsys,
+                                                                          monkeypatch):
+    """The lock lies in --out's folder: an ingest into a folder that did not exist yet took
+    none, and a second ingest into the same new table, started while the first read its
+    logs, also said "wrote" (s47 left). The folder is made first now, and the lock taken."""
+    import hpcds1mpi.records.ingest as readers
+    from tests.badinput.harness import invoke
+
+    out = tmp_path / "new" / "sub" / "jobs.parquet"
+    second = []
+    reading = readers.ingest
+
+    def meanwhile(*args, **kwargs):  # the second ingest, in its own process, mid-read
+        second.append(run_cli(["ingest", str(DATA / "sacct-malformed.txt"), "--out", str(out)],
+                              timeout=120))
+        return reading(*args, **kwargs)
+
+    monkeypatch.setattr(readers, "ingest", meanwhile)
+    res = invoke(capsys, ["ingest", DATA / "sacct-energy-gpu.txt", "--out", out])
+    assert res.code == 0 and "wrote 2 jobs" in res.out, res.err
+    assert second[0].returncode == 1, (second[0].stdout, second[0].stderr)
+    assert "being written by another process" in second[0].stderr
+    assert "wrote" not in second[0].stdout and len(pd.read_parquet(out)) == 2
+

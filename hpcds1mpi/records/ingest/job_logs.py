@@ -335,23 +335,37 @@ def write_job_table(table, out: str | Path) -> Path:
         OutputError: a folder at ``out``, or an unwritable place (exit 2).
         WriteError: the write failed part-way, e.g. disk full (exit 1).
     """
-    from hpcds1mpi.atomic import atomic_path, check_output_folder, write_error
+    from hpcds1mpi.atomic import atomic_path
 
     out = Path(out)
     if out.suffix not in (".parquet", ".csv"):
         raise IngestError(f"{out}: output must end in .parquet or .csv")
-    if not out.parent.is_dir():
-        check_output_folder(out.parent, "job table")  # a file in the way: one line
-        try:
-            out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise write_error(exc, out.parent, "job table") from None
+    make_table_folder(out)
     with atomic_path(out, "job table") as tmp:
         if out.suffix == ".csv":
             table.to_csv(tmp, index=False)
         else:
             table.to_parquet(tmp, index=False)
     return out
+
+
+def make_table_folder(out: str | Path) -> None:
+    """Create the missing folder of job table ``out`` (``ingest`` before it takes the table's
+    lock, which lies in it: two ingests into one new folder had both taken none).
+
+    Raises:
+        OutputError: a file in the way, or a folder that cannot be made (exit 2).
+    """
+    from hpcds1mpi.atomic import check_output_folder, write_error
+
+    folder = Path(out).parent
+    if folder.is_dir():
+        return
+    check_output_folder(folder, "job table")  # a file in the way: one line
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(exc, folder, "job table") from None
 
 
 def read_jobs(path: str | Path, *, what: str = "job table"):
