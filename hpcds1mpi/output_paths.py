@@ -12,7 +12,8 @@ inside an input folder (a bundle) is refused before anything is read, ``--force`
 (:func:`refuse_inputs`): ``telemetry export e.h5 --out x.csv`` with ``x.csv -> e.h5`` had
 replaced the telemetry with its CSV, ``recommend -o MODEL/members.pkl`` broken the bundle
 (s33 tester C1, C2). An output inside the ``--model`` bundle of the command that writes it
-is refused the same way (:func:`refuse_inside_model`).
+is refused the same way (:func:`refuse_inside_model`), and so is an output of a command
+without ``--model`` that lies inside any bundle folder (:func:`refuse_inside_bundle`).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ def refuse_inputs(out: str | os.PathLike, *, files: Iterable = (), folders: Iter
 
 
 def refuse_inside_model(out: str | os.PathLike | None, model_dir: str | os.PathLike | None,
-                        option: str = "--out", what: str = "output") -> None:
+                        option: str = "--out", what: str = "output",
+                        label: str = "--model bundle") -> None:
     """Refuse output ``out`` inside the ``--model`` bundle folder ``model_dir``, before anything
     runs: a bundle holds only its own files, and one holding another (``tune --out MODEL/t.h5``)
     was then refused by learn and train as "not a hpcds1mpi bundle" (s47 tester M11). The
@@ -92,7 +94,43 @@ def refuse_inside_model(out: str | os.PathLike | None, model_dir: str | os.PathL
         return
     if os.path.realpath(written_path(out, what)) == os.path.realpath(model_dir):
         return
-    refuse_inputs(out, folders=[("--model bundle", model_dir)], option=option, what=what)
+    refuse_inputs(out, folders=[(label, model_dir)], option=option, what=what)
+
+
+#: The keys every bundle's ``manifest.json`` holds, whatever its format version (those
+#: ``surrogates.bundle_files.is_bundle`` asks for): another tool's manifest.json is no bundle.
+BUNDLE_KEYS = frozenset({"format_version", "targets", "feature_spec"})
+
+
+def bundle_around(path: str | os.PathLike, what: str = "output") -> Path | None:
+    """The model bundle folder (one whose ``manifest.json`` is a bundle's) that output ``path``
+    would be written inside, its links followed; None where there is none."""
+    import json
+
+    for folder in Path(os.path.realpath(written_path(path, what))).parents:
+        manifest = folder / "manifest.json"
+        if not manifest.is_file():  # a FIFO of that name would make the read wait
+            continue
+        try:
+            manifest = json.loads(manifest.read_bytes())
+        except (OSError, ValueError):  # none, unreadable, or no JSON: no bundle of ours
+            continue
+        if isinstance(manifest, dict) and BUNDLE_KEYS <= manifest.keys():
+            return folder
+    return None
+
+
+def refuse_inside_bundle(out: str | os.PathLike | None, option: str = "--out",
+                         what: str = "output") -> None:
+    """Refuse output ``out`` inside any model bundle folder, before anything is written: a
+    command that takes no ``--model`` (``ingest``, ``telemetry export``, ``sweep``) had written
+    into one, which learn and train then refused as "not a hpcds1mpi bundle" (s47 left, as M11).
+
+    Raises:
+        OutputError: (exit 2) in one line naming the bundle and what to do.
+    """
+    if out is not None and (bundle := bundle_around(out, what)) is not None:
+        refuse_inside_model(out, bundle, option, what, label="model bundle")
 
 
 def refuse_unswappable(path: str | os.PathLike, what: str = "bundle",
@@ -118,4 +156,5 @@ def refuse_unswappable(path: str | os.PathLike, what: str = "bundle",
                           f"({given / what})")
 
 
-__all__ = ["refuse_inputs", "refuse_inside_model", "refuse_unswappable", "written_path"]
+__all__ = ["bundle_around", "refuse_inputs", "refuse_inside_bundle", "refuse_inside_model",
+           "refuse_unswappable", "written_path"]

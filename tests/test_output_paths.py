@@ -108,3 +108,33 @@ def test_an_output_folder_no_rename_can_replace_is_refused_before_any_work(tmp_p
     with pytest.raises(OutputError, match=r"is a mount point, .*a folder inside it \(.*/m/bundle"):
         check_output_dir(mount, ours=lambda p: True, force=True)
     check_output_dir("m", ours=lambda p: True, force=True)  # by its name: still written
+
+
+def test_an_output_inside_any_bundle_is_refused_another_tools_manifest_is_not(tmp_path):
+    """ingest, telemetry export and sweep take no --model: an --out inside a bundle folder (one
+    whose manifest.json is a bundle's) had been written into it (s47 left); refused as M11's."""
+    import shutil
+
+    from hpcds1mpi.output_paths import bundle_around, refuse_inside_bundle
+    from tests.helpers import REPO
+
+    model = tmp_path / "bm"
+    (model / "sub").mkdir(parents=True)
+    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
+    (tmp_path / "via").symlink_to(model)
+    for out in (model / "jobs.parquet", model / "sub" / "new" / "t.h5",
+                tmp_path / "via" / "e.csv"):
+        assert bundle_around(out) == model.resolve()
+        with pytest.raises(OutputError, match=r"^--out .* is inside the model bundle .*bm: "
+                                              "writing the export there would change it; "
+                                              "choose a path outside it$") as err:
+            refuse_inside_bundle(out, what="export")
+        assert "\n" not in str(err.value) and err.value.exit_code == 2
+    other = tmp_path / "app"  # another tool's manifest.json, and one that is no JSON
+    other.mkdir()
+    (other / "manifest.json").write_text('{"name": "app", "version": 1}')
+    (tmp_path / "bm2").mkdir()
+    (tmp_path / "bm2" / "manifest.json").write_text("not json")
+    for out in (tmp_path / "t.h5", other / "t.h5", tmp_path / "bm2" / "t.h5", None):
+        refuse_inside_bundle(out)
+    assert bundle_around(tmp_path / "bm.csv") is None

@@ -58,6 +58,9 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
                         "take it)", OutputError)
     from pathlib import Path
 
+    from hpcds1mpi.output_paths import refuse_inside_bundle
+
+    refuse_inside_bundle(out, what="job table")  # learn and train then refused it (M11)
     target = Path(out)
     from hpcds1mpi.writers import hold_lock
 

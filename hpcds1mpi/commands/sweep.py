@@ -187,6 +187,10 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
         from hpcds1mpi.measure.campaign_damaged import check_resumable
 
         check_resumable(out)
+    if out and not list_only:  # before any launch: learn and train then refused it (M11)
+        from hpcds1mpi.output_paths import refuse_inside_bundle
+
+        refuse_inside_bundle(out, what="telemetry")
     if launch is not None:
         from hpcds1mpi.commands.sweep_launch import launch_sweep
 

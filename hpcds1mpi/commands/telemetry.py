@@ -154,7 +154,7 @@ def export(path, out, table, force) -> None:
     OUT only while OUT is unchanged since, never a file of the user's or an edited export."""
     from hpcds1mpi.atomic import check_output_file, check_replace
     from hpcds1mpi.errors import OutputError
-    from hpcds1mpi.output_paths import refuse_inputs, written_path
+    from hpcds1mpi.output_paths import refuse_inputs, refuse_inside_bundle, written_path
 
     if out.endswith(".csv"):
         def write(frame, tmp):
@@ -172,6 +172,7 @@ def export(path, out, table, force) -> None:
                   what="export")
     target = written_path(out, "export")  # a link's target, its checksum beside it (C3)
     refuse_inputs(checksum_path(target), files=[("telemetry file", path)], what="export")
+    refuse_inside_bundle(out, what="export")  # learn and train then refused it (M11)
     from hpcds1mpi.writers import catch_sigterm, hold_lock, uncatch_sigterm
 
     # checked and replaced under the lock, held to the end: two exports to one file had both

@@ -377,3 +377,21 @@ def test_an_ingest_into_a_new_folder_holds_the_lock_a_second_one_is_refused(tmp_
     assert "being written by another process" in second[0].stderr
     assert "wrote" not in second[0].stdout and len(pd.read_parquet(out)) == 2
 
+
+def test_an_out_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """ingest --out MODEL/jobs.parquet wrote into the bundle, which learn and train then
+    refused (s47 left, as tester M11 for the commands that take --model)."""
+    import shutil
+
+    from tests.badinput.harness import assert_usage, invoke, snapshot
+    from tests.helpers import REPO
+
+    model = tmp_path / "bm"
+    model.mkdir()
+    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
+    before = snapshot(tmp_path)
+    for out in (model / "jobs.parquet", model / "new" / "jobs.csv"):
+        res = invoke(capsys, ["ingest", DATA / "sacct-energy-gpu.txt", "--out", out])
+        assert_usage(res, f"--out {out} is inside the model bundle {model}",
+                     "choose a path outside it")
+    assert snapshot(tmp_path) == before

@@ -174,6 +174,30 @@ def test_an_out_inside_a_file_is_a_usage_line_before_any_launch(tmp_path, comman
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
 
 
+@pytest.mark.parametrize("how", [["--kernel", "stencil"], ["--kernel", "stencil", "--launch", "2"],
+                                 ["--command", "true {size}", "--label", "tt"]])
+def test_an_out_inside_a_bundle_is_a_usage_line_before_any_launch(tmp_path, how):
+    """sweep --out MODEL/t.h5 wrote its telemetry into the bundle, which learn and train then
+    refused (s47 left, as tester M11 for the commands with --model)."""
+    import shutil
+
+    from tests.badinput.harness import snapshot
+    from tests.helpers import REPO
+
+    model = tmp_path / "bm"
+    model.mkdir()
+    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
+    before = snapshot(tmp_path)
+    proc = subprocess.run([hpcds1mpi_exe(), "sweep", *how, "--sizes", "8", "--ranks-per-node",
+                           "1", "--max-repeats", "1", "--out", str(model / "t.h5"),
+                           "--no-progress"], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert f"--out {model / 't.h5'} is inside the model bundle {model}" in proc.stderr
+    assert "choose a path outside it" in proc.stderr and not proc.stdout
+    assert snapshot(tmp_path) == before
+
+
 # ---- srun's plugin and what the pre-flight says -------------------------------------------------
 
 #: srun stand-in that knows its plugins: `--mpi=list` names none and pmi2; a launch with any

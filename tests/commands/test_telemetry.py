@@ -627,3 +627,24 @@ def test_merge_refuses_two_programs_under_one_label_and_writes_nothing(tmp_path,
     with pytest.raises(SystemExit) as exit_info:  # one program's files still merge
         main(["telemetry", "merge", str(a), "--out", str(out)])
     assert exit_info.value.code in (0, None) and "36 runs (36 added" in capsys.readouterr().out
+
+
+def test_an_export_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """export --out MODEL/runs.csv wrote the export and its checksum into the bundle, which
+    learn and train then refused (s47 left, as tester M11 for the commands with --model)."""
+    import shutil
+
+    from tests.badinput.harness import assert_usage, invoke, snapshot
+    from tests.helpers import REPO
+
+    src, model = tmp_path / "a.h5", tmp_path / "bm"
+    telemetry.append(src, [run_row(0)])
+    model.mkdir()
+    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
+    (tmp_path / "via.csv").symlink_to(model / "runs.csv")
+    before = snapshot(tmp_path)
+    for out in (model / "runs.csv", tmp_path / "via.csv"):
+        res = invoke(capsys, ["telemetry", "export", src, "--out", out, "--force"])
+        assert_usage(res, f"--out {out}", f"is inside the model bundle {model}",
+                     "choose a path outside it")
+    assert snapshot(tmp_path) == before
