@@ -7,7 +7,8 @@ folder, as any HPC tool writes where it is run) and ``--force``: a results file 
 before any work is done (s47 tester N8: the default was the package's own
 ``analysis/results/``, whatever the current folder, and a rerun replaced the committed results
 without a word). The scripts whose results files are named one by one (``--json``,
-``--markdown``, ``--out``) check them the same way (:func:`claim_files`).
+``--markdown``, ``--out``) check them the same way (:func:`claim_files`; :func:`check_files`
+raises instead: ``runtime_eval.py --json``, ``pareto_plot.plot_fronts``).
 """
 
 from __future__ import annotations
@@ -55,20 +56,33 @@ def claim_results(stem: Path, force: bool) -> Path:
 def claim_files(paths, force: bool, option: str) -> None:
     """Return if every file of ``paths`` may be written (an existing one only with ``force``),
     else print one line naming ``option`` on stderr and exit 2; before any work is done."""
-    from hpcds1mpi.atomic import check_output_file, check_output_folder
-    from hpcds1mpi.errors import HpcdsError, OutputError
+    from hpcds1mpi.errors import HpcdsError
 
     try:
-        for path in map(Path, paths):
-            check_output_folder(path.parent, "results")
-            if path.parent.is_dir():
-                check_output_file(path, "results")
-            if path.exists() and not force:
-                raise OutputError(f"{path} exists; pass --force to replace it, or choose "
-                                  f"another {option}")
+        check_files(paths, force, option)
     except HpcdsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(exc.exit_code) from None
+
+
+def check_files(paths, force: bool, option: str, what: str = "results") -> None:
+    """:func:`claim_files`' rule for code that raises instead of exiting (a plotting function,
+    a script with its own error handling).
+
+    Raises:
+        OutputError: (exit 2) in one line naming ``option``: a file of ``paths`` exists and
+            not ``force``, or it cannot be written there.
+    """
+    from hpcds1mpi.atomic import check_output_file, check_output_folder
+    from hpcds1mpi.errors import OutputError
+
+    for path in map(Path, paths):
+        check_output_folder(path.parent, what)
+        if path.parent.is_dir():
+            check_output_file(path, what)
+        if path.exists() and not force:
+            raise OutputError(f"{path} exists; pass --force to replace it, or choose "
+                              f"another {option}")
 
 
 def write_results(doc: dict, stem: Path, render, lines: str = "findings",

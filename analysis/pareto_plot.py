@@ -1,4 +1,8 @@
-"""Pareto-front plot (PNG): every method's front, the exact front and the reference point."""
+"""Pareto-front plot (PNG): every method's front, the exact front and the reference point.
+
+Written as every analysis output is (s47 tester N8, RX9): a file already at the path is
+replaced only with ``force`` (checked before anything is drawn), and whole or not at all.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ MARKERS = ("o", "s", "^", "v", "D", "P", "X")
 
 def plot_fronts(path: str, fronts: Mapping[str, np.ndarray], exact: np.ndarray | None,
                 ref_point: Sequence[float], labels: Sequence[str] = ("runtime (s)", "energy (J)"),
-                title: str = "") -> str:
+                title: str = "", force: bool = False) -> str:
     """Write a 2-D Pareto plot.
 
     Args:
@@ -21,10 +25,20 @@ def plot_fronts(path: str, fronts: Mapping[str, np.ndarray], exact: np.ndarray |
         ref_point: ``(2,)`` fixed reference point used for every hypervolume.
         labels: axis labels (objective 0, objective 1).
         title: figure title.
+        force: replace a file already at ``path`` (else refused, as every analysis output).
 
     Returns:
         ``path``.
+
+    Raises:
+        OutputError: (exit 2) a file is at ``path`` and not ``force``, or none can be written
+            there; before anything is drawn.
     """
+    from hpcds1mpi.atomic import atomic_path
+
+    from .h1_results import check_files
+
+    check_files([path], force, "path", "Pareto plot")
     import matplotlib
 
     matplotlib.use("Agg")
@@ -53,6 +67,9 @@ def plot_fronts(path: str, fronts: Mapping[str, np.ndarray], exact: np.ndarray |
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        with atomic_path(path, "Pareto plot") as tmp:  # the format told by its kept suffix
+            fig.savefig(tmp)
+    finally:
+        plt.close(fig)
     return path

@@ -2,7 +2,7 @@
 
 Run::
 
-    python analysis/runtime_eval.py LOG [--split chronological|users|random] [--json OUT]
+    python analysis/runtime_eval.py LOG [--split chronological|users|random] [--json OUT [--force]]
 
 ``LOG`` is any job log ``read_job_log`` reads (SWF, sacct, Eagle CSV, PM100 parquet ...).
 Jobs kept as in ``../shared/data/joblogs/README.md``: completed or unknown status, run time
@@ -319,14 +319,6 @@ def table_lines(result: dict) -> list[str]:
     return lines
 
 
-def _is_scores(path: Path) -> bool:
-    """Whether ``path`` is a scores file this script wrote (a rerun may replace it)."""
-    if path.stat().st_size > 1 << 20:
-        return False
-    data = json.loads(path.read_text())
-    return isinstance(data, dict) and {"ours", "users_request", "last_two"} <= set(data)
-
-
 def main(argv: list[str] | None = None) -> int:
     """The command line: read LOG, evaluate, print, optionally write JSON."""
     from hpcds1mpi.errors import HpcdsError
@@ -338,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split", choices=SPLITS, default="chronological")
     ap.add_argument("--json", dest="json_out", help="write the scores here")
     ap.add_argument("--force", action="store_true",
-                    help="replace a --json file this script did not write")
+                    help="replace a --json file already there")
     ap.add_argument("--seed", type=int, default=0, help="of the users / random split")
     ap.add_argument("--coverage", type=float, default=0.95,
                     help="share of jobs the proposed walltime should cover (default 0.95)")
@@ -350,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     out_path = Path(args.json_out) if args.json_out else None
     try:
         if out_path is not None:
-            from hpcds1mpi.atomic import check_output_file, check_replace
+            from hpcds1mpi.analysis.h1_results import check_files
+            from hpcds1mpi.atomic import check_output_file
             from hpcds1mpi.errors import OutputError
 
             check_output_file(out_path, "scores")
@@ -358,8 +351,8 @@ def main(argv: list[str] | None = None) -> int:
                     out_path.resolve() == Path(args.log).resolve():
                 raise OutputError(f"--json {out_path} is the log itself; choose another path "
                                   "for the scores")
-            check_replace(out_path, ours=_is_scores, force=args.force, what="scores file",
-                          option="--json path")
+            # the analyses' one rule: any file there replaced only with --force (RX9)
+            check_files([out_path], args.force, "--json", "scores")
         table, report = read_jobs(args.log, what="log")
     except HpcdsError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -355,7 +355,8 @@ def _run_and_report(problem, part, source, columns, workload, size, space, metho
         "pareto.png": ("Pareto plot", lambda tmp: plot_fronts(
             str(tmp), {m: r.front() for m, r in results.items()}, exact_front,
             problem.ref_point, labels=[label[c] for c in columns],
-            title=f"{workload} size {size} on {part.name} ({space} space, {source})"))})
+            title=f"{workload} size {size} on {part.name} ({space} space, {source})",
+            force=True))})  # write_set's own temporary: --out was checked before the search
     # One "budget" figure, the asked --budget (s47 tester N6: this line gave the evaluations
     # run, the next one --budget); the evaluations follow when they differ from it.
     used = summaries[methods[0]]["evaluations"]

@@ -198,7 +198,15 @@ def test_the_scores_never_replace_the_log_or_a_file_of_the_users(tmp_path, capsy
     assert capsys.readouterr().out == ""
     ours = tmp_path / "ours.json"
     assert main([str(log), "--json", str(ours)]) == 0
-    assert main([str(log), "--json", str(ours)]) == 0  # a rerun replaces its own scores
+    kept = ours.read_bytes()
+    capsys.readouterr()
+    # The analyses' one rule (RX9): a rerun replaced its own scores without a word, where
+    # every other analysis script's results are replaced only with --force.
+    assert main([str(log), "--json", str(ours)]) == 2
+    said = capsys.readouterr()
+    assert said.err == f"error: {ours} exists; pass --force to replace it, or choose another " \
+                       "--json\n" and said.out == "" and ours.read_bytes() == kept
+    assert main([str(log), "--json", str(ours), "--force"]) == 0
     assert main([str(log), "--json", str(theirs), "--force"]) == 0
     assert "ours" in json.loads(theirs.read_text())
 
