@@ -64,7 +64,8 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     target = Path(out)
     from hpcds1mpi.writers import hold_lock
 
-    make_table_folder(target)  # the lock lies in it: none was taken in a new folder (s47 left)
+    # the lock lies in it: none was taken in a new folder (s47 left)
+    _unmade_unless_written(target, make_table_folder(target))
     check_output_file(target, "job table")  # a read-only folder said so, not "cannot create
     # the lock"; checked and replaced under the lock, held to the end: two ingests into one
     # table had both said "wrote" and one's jobs were gone (s47 tester M6)
@@ -103,6 +104,24 @@ def command(files: tuple[str, ...], out: str, force: bool, kind: str, procs_are:
     summary = "; ".join(p for p in parts if p)  # never an empty "()" (s32 verifier V2)
     click.echo(f"wrote {len(table)} jobs to {printable(path)}"
                f"{f' ({summary})' if summary else ''} in {time.perf_counter() - began:.1f} s")
+
+
+def _unmade_unless_written(target, made) -> None:
+    """Remove the folders ``made`` for ``target`` again when the command ends without writing
+    it (a log refused, no job left): a refused ingest leaves nothing behind. Registered before
+    the lock, so run after it is let go (click's last-in first-out); a folder another writer
+    uses meanwhile is not empty, and stays."""
+    import contextlib
+    import os
+
+    def remove():
+        if not target.exists():
+            with contextlib.suppress(OSError):
+                for folder in made:  # innermost first; stops at the first one not empty
+                    os.rmdir(folder)
+
+    if made:
+        click.get_current_context().call_on_close(remove)
 
 
 def _jobs_held(table) -> str:

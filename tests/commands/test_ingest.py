@@ -395,3 +395,16 @@ def test_an_out_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, caps
         assert_usage(res, f"--out {out} is inside the model bundle {model}",
                      "choose a path outside it")
     assert snapshot(tmp_path) == before
+
+
+def test_a_refused_ingest_into_a_new_folder_leaves_no_folder_behind(tmp_path, capsys):
+    """The folder of a new --out is made before the lock is taken (above): an ingest that
+    then writes no table (a log of no known kind) removes what it made, and nothing else."""
+    from tests.badinput.harness import assert_usage, invoke
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("garbage\n")
+    (tmp_path / "kept").mkdir()
+    for out in (tmp_path / "new" / "sub" / "jobs.parquet", tmp_path / "kept" / "t" / "j.csv"):
+        assert_usage(invoke(capsys, ["ingest", bad, "--out", out]), "not a job log")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bad.txt", "kept"]

@@ -349,9 +349,12 @@ def write_job_table(table, out: str | Path) -> Path:
     return out
 
 
-def make_table_folder(out: str | Path) -> None:
+def make_table_folder(out: str | Path) -> list[Path]:
     """Create the missing folder of job table ``out`` (``ingest`` before it takes the table's
     lock, which lies in it: two ingests into one new folder had both taken none).
+
+    Returns:
+        The folders made, innermost first (for a failed ingest to remove again).
 
     Raises:
         OutputError: a file in the way, or a folder that cannot be made (exit 2).
@@ -359,13 +362,15 @@ def make_table_folder(out: str | Path) -> None:
     from hpcds1mpi.atomic import check_output_folder, write_error
 
     folder = Path(out).parent
-    if folder.is_dir():
-        return
+    made = [f for f in (folder, *folder.parents) if not f.is_dir()]
+    if not made:
+        return []
     check_output_folder(folder, "job table")  # a file in the way: one line
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise write_error(exc, folder, "job table") from None
+    return made
 
 
 def read_jobs(path: str | Path, *, what: str = "job table"):
