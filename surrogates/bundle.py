@@ -21,8 +21,9 @@ from hpcds1mpi.errors import DataError
 from hpcds1mpi.runtime.blas_threads import one_blas_thread
 
 from .bundle_manifest import _metrics, data_hash, package_versions  # noqa: F401
-from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LEVELS_FILE, TRAINING_DATA,  # noqa: F401
-                           TRAINING_FRAME, TRAINING_MATRIX, default_bundle_path, is_bundle,
+from .bundle_files import (BUNDLE_FORMAT, FRAME_COLUMNS, LAUNCH_COLUMNS, LEVELS_FILE,  # noqa: F401
+                           TRAINING_DATA, TRAINING_FRAME, TRAINING_MATRIX, default_bundle_path,
+                           is_bundle,
                            read_bundle, read_training_columns, read_training_frame,
                            read_training_matrix, read_training_rows, write_bundle)
 from .columns import Columns, as_columns, is_columns
@@ -227,14 +228,20 @@ class Bundle:
                 return view
         return self._data[[c for c in FRAME_COLUMNS if c in self._data.columns]].copy()
 
-    def training_columns(self) -> Columns:
-        """:meth:`training_frame` as plain arrays (:class:`~.columns.Columns`: text as ``<U``
-        arrays, ``""`` where missing), read without pandas from a bundle that stores them."""
+    def training_columns(self, need: tuple[str, ...] = ()) -> Columns:
+        """:meth:`training_frame` and :data:`LAUNCH_COLUMNS` as plain arrays (:class:`~.columns.
+        Columns`: text as ``<U`` arrays, ``""`` where missing), read without pandas from a
+        bundle that stores them; those of ``need`` its stored frame lacks (written before they
+        were kept in it) read from its rows."""
         if self._data_frame is None and self._path is not None:
             view = read_training_columns(self._path)
+            lack = tuple(c for c in need if view is not None and c not in view)
+            if lack:
+                rows = as_columns(read_training_rows(self._path, lack))
+                view = Columns({**dict(view.items()), **dict(rows.items())})
             if view is not None:
                 return view
-        return as_columns(self._data, FRAME_COLUMNS)
+        return as_columns(self._data, FRAME_COLUMNS + LAUNCH_COLUMNS)
 
     def training_data(self) -> "pd.DataFrame":
         """Every column of the training rows (what ``learn`` retrains on)."""

@@ -9,6 +9,8 @@ Layout of ``model/``::
     members.pkl            per-target ensemble members (scikit-learn-style estimators)
     training_data.parquet  every training row offered (``kept`` marks the sampled ones)
     training_matrix.npy    [features, embedding] of those rows (float32), for the guard
+    training_frame.npz     those rows' frame and launch columns as numpy arrays, what recommend
+                           reads of them (``training_frame_file.py``)
     measured_levels.json   per workload, the knob levels it ran at (``levels.py``: a user's
                            program is offered only those)
     problem_levels.json    per centred target, each workload's problem level against log size,
@@ -36,7 +38,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
@@ -45,11 +46,13 @@ import numpy as np
 from hpcds1mpi.digests import sha256_file
 from hpcds1mpi.errors import ModelError
 
-from .columns import Columns
 from .bundle_readme import readme_text
 from .levels import LEVELS_FILE, levels_from_frame, write_levels
 from .models import SurrogateModel
 from .ranking import ProblemLevels
+from .training_frame_file import (FRAME_COLUMNS, LAUNCH_COLUMNS, TRAINING_FRAME,  # noqa: F401
+                                  read_training_columns, read_training_frame,
+                                  write_training_frame)
 
 if TYPE_CHECKING:  # pragma: no cover - pandas is imported where a DataFrame is made
     import pandas as pd
@@ -59,14 +62,6 @@ MANIFEST = "manifest.json"
 TRAINING_DATA = "training_data.parquet"
 PROBLEM_LEVELS = "problem_levels.json"
 TRAINING_MATRIX = "training_matrix.npy"
-#: The training rows' problem, configuration and outcome columns as plain numpy arrays: what
-#: ``recommend`` reads (the guard, memory limits) without importing a parquet reader.
-TRAINING_FRAME = "training_frame.npz"
-#: Columns :meth:`~hpcds1mpi.surrogates.bundle.Bundle.training_frame` returns.
-FRAME_COLUMNS = ("workload", "size", "nodes", "ranks_per_node", "ranks", "threads", "device",
-                 "precision", "partition", "cores_per_node", "memory_gb", "gpus_per_node",
-                 "status", "error", "runtime_s", "energy_j", "peak_rss_mb", "gpu_peak_mem_mb",
-                 "machine_id", "energy_source", "kept", "runtime_min_s", "runtime_max_s")
 README = "README.txt"
 SIZE_NEIGHBOURS = "size_neighbours.npz"
 BUNDLE_README_TITLE = "hpcds1mpi model bundle"
@@ -154,8 +149,9 @@ def write_bundle(path: Path, model: SurrogateModel, manifest: dict, data: "pd.Da
     (path / README).write_text(readme_text(manifest))
 
 
-def read_training_rows(path: Path) -> "pd.DataFrame":
-    """The training rows stored in bundle directory ``path``.
+def read_training_rows(path: Path, columns: "tuple[str, ...] | None" = None) -> "pd.DataFrame":
+    """The training rows stored in bundle directory ``path``: every column, or those of
+    ``columns`` the file has.
 
     Raises:
         ModelError: the file is unreadable.
@@ -166,80 +162,15 @@ def read_training_rows(path: Path) -> "pd.DataFrame":
         # an open file: pandas and pyarrow expand a path's leading "~" to $HOME, and a bundle
         # folder named "~" (``--out=~/m``, which bash leaves as it is) must be that folder
         with open(path / TRAINING_DATA, "rb") as fh:
-            return pd.read_parquet(fh)
+            if columns is not None:
+                import pyarrow.parquet as pq
+
+                names = set(pq.read_schema(fh).names)
+                columns = [c for c in columns if c in names]
+            return pd.read_parquet(fh, columns=columns)
     except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
         raise ModelError(f"{path}: training data unreadable ({exc}); "
                          "retrain with `hpcds1mpi train`") from None
-
-
-def write_training_frame(path: Path, data: "pd.DataFrame") -> None:
-    """Write :data:`TRAINING_FRAME`: each of :data:`FRAME_COLUMNS` the rows have; text as
-    codes into its distinct values (``<col>.codes``, -1 where missing; ``<col>.values``),
-    so long repeated error texts cost one copy each; no pickled objects."""
-    import pandas as pd
-
-    arrays = {}
-    for col in (c for c in FRAME_COLUMNS if c in data.columns):
-        series = data[col]
-        if pd.api.types.is_bool_dtype(series.dtype) or pd.api.types.is_numeric_dtype(series.dtype):
-            arrays[col] = series.to_numpy()
-            continue
-        codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        arrays[f"{col}.codes"] = codes.astype(np.int32)
-        arrays[f"{col}.values"] = np.asarray([str(u) for u in uniques], dtype=str)
-    np.savez(path / TRAINING_FRAME, **arrays)
-
-
-def read_training_frame(path: Path) -> "pd.DataFrame | None":
-    """The frame :func:`write_training_frame` wrote (the same values as those columns of the
-    parquet rows); None when the bundle predates the file.
-
-    Raises:
-        ModelError: the file is there but unreadable.
-    """
-    import pandas as pd
-
-    def text(values: np.ndarray, codes: np.ndarray):
-        text = pd.Series(values.tolist() + [""], dtype="str")
-        return pd.Series(text.to_numpy()[codes], dtype="str").mask(codes < 0)
-
-    out = _read_frame_file(path, text)
-    return None if out is None else pd.DataFrame(out)
-
-
-def read_training_columns(path: Path) -> Columns | None:
-    """:func:`read_training_frame` as plain arrays (:class:`~.columns.Columns`, no pandas):
-    text as ``<U`` arrays, ``""`` where the frame has a missing value; None when the bundle
-    predates the file.
-
-    Raises:
-        ModelError: the file is there but unreadable.
-    """
-    def text(values: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        return np.append(values.astype(str), "")[codes]  # code -1: the "" appended
-
-    out = _read_frame_file(path, text)
-    return None if out is None else Columns(out)
-
-
-def _read_frame_file(path: Path, text) -> dict | None:
-    """The columns of :data:`TRAINING_FRAME`, text columns made by ``text(values, codes)``."""
-    file = Path(path) / TRAINING_FRAME
-    if not file.is_file():
-        return None
-    try:
-        with np.load(file, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-        out = {}
-        for col in FRAME_COLUMNS:
-            if col in arrays:
-                out[col] = arrays[col]
-            elif f"{col}.codes" in arrays:
-                out[col] = text(arrays[f"{col}.values"], arrays[f"{col}.codes"])
-        return out
-    except (OSError, ValueError, KeyError, TypeError, EOFError, IndexError,
-            zipfile.BadZipFile) as exc:
-        raise ModelError(f"{file}: unreadable ({exc}); retrain with `hpcds1mpi train`") from None
 
 
 def read_training_matrix(path: Path) -> np.ndarray | None:
@@ -440,8 +371,8 @@ def _json_default(value):
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
-__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "HASHED_FILES", "LEVELS_FILE",
-           "MANIFEST", "check_file_hashes", "check_members", "file_hashes",
-           "TRAINING_FRAME", "read_training_columns", "read_training_frame", "write_training_frame", "default_bundle_path", "is_bundle",
-           "read_bundle",
-           "read_training_matrix", "read_training_rows", "write_bundle"]
+__all__ = ["BUNDLE_FILES", "BUNDLE_FORMAT", "FRAME_COLUMNS", "HASHED_FILES", "LAUNCH_COLUMNS",
+           "LEVELS_FILE", "MANIFEST", "TRAINING_FRAME", "check_file_hashes", "check_members",
+           "default_bundle_path", "file_hashes", "is_bundle", "read_bundle",
+           "read_training_columns", "read_training_frame", "read_training_matrix",
+           "read_training_rows", "write_bundle", "write_training_frame"]

@@ -21,7 +21,7 @@ def _num(frame: "pd.DataFrame", col: str, n: int) -> np.ndarray:
     if is_columns(frame):  # plain arrays (the recommend path): no pandas
         if series.dtype.kind in "biuf":
             return series.astype(np.float64)
-        return _parse_numbers(series)
+        return parse_numbers(series)
     import pandas as pd
 
     if pd.api.types.is_numeric_dtype(series.dtype):  # the common case: no parsing needed
@@ -29,7 +29,7 @@ def _num(frame: "pd.DataFrame", col: str, n: int) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _parse_numbers(values: np.ndarray) -> np.ndarray:
+def parse_numbers(values: np.ndarray) -> np.ndarray:
     """Text or objects as float64, NaN where a value is no number (``pd.to_numeric``'s
     ``errors="coerce"``)."""
     try:

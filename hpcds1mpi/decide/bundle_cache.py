@@ -48,10 +48,12 @@ def training_frame(bundle):
     return memo(bundle, "training_frame", bundle.training_frame)
 
 
-def training_columns(bundle):
+def training_columns(bundle, need: tuple[str, ...] = ()):
     """The training frame as plain arrays (:class:`~hpcds1mpi.surrogates.columns.Columns`,
     no pandas for a bundle that stores them), read once per bundle; a stand-in bundle's
-    ``training_frame`` converted."""
+    ``training_frame`` converted. ``need``: columns the caller reads, which a bundle's stored
+    frame may lack (written before they were kept in it): then read with them from its rows,
+    once per bundle too (pandas and pyarrow only then: a cold ``recommend`` asks none)."""
     def read():
         if hasattr(bundle, "training_columns"):
             return bundle.training_columns()
@@ -59,7 +61,10 @@ def training_columns(bundle):
 
         return as_columns(training_frame(bundle))
 
-    return memo(bundle, "training_columns", read)
+    columns = memo(bundle, "training_columns", read)
+    if all(c in columns for c in need) or getattr(bundle, "_path", None) is None:
+        return columns
+    return memo(bundle, ("training_columns", need), lambda: bundle.training_columns(need))
 
 
 def measured_levels(bundle) -> dict:

@@ -15,13 +15,15 @@ step counts it.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
+from hpcds1mpi.decide import bundle_cache
 from hpcds1mpi.decide.calibration_time import STEP_START_S
 from hpcds1mpi.schemas.sweep_defaults import RUN_REPEATS
+from hpcds1mpi.surrogates.columns import text
+from hpcds1mpi.surrogates.feature_values import parse_numbers
 
 #: The least a launch spends besides its timed repeats, in runs: its warm-up and its check.
 LEAST_OTHER_RUNS = 2.0
@@ -29,7 +31,7 @@ LEAST_OTHER_RUNS = 2.0
 #: run: not counted, s (at 0.1 s, a 0.2-s gemm's 90-s launch made a 5-min job's limit 37 h,
 #: s47 review RX10).
 LONG_RUN_S = 1.0
-_COLUMNS = ["workload", "kind", "status", "runtime_s", "elapsed_s", "measured_s"]
+_COLUMNS = ("workload", "kind", "status", "runtime_s", "elapsed_s", "measured_s")
 
 
 @dataclass(frozen=True)
@@ -75,14 +77,15 @@ def run_repeats(args: Sequence[str] = ()) -> int:
 
 def kernel_runs(bundle, workload: str, args: Sequence[str] = ()) -> "LaterKernelRuns":
     """:class:`KernelRuns` of ``workload``'s ``hpcds1mpi run`` given ``args``, its other runs
-    from the bundle's training rows where they say (:data:`LEAST_OTHER_RUNS` otherwise), read
+    from the bundle's training columns where they say (:data:`LEAST_OTHER_RUNS` otherwise), read
     only when a script's limit needs them (:class:`LaterKernelRuns`)."""
     return LaterKernelRuns(bundle, workload, run_repeats(args))
 
 
 class LaterKernelRuns:
-    """:class:`KernelRuns` read from the training rows on first use: a ``recommend`` that
-    writes no script must not read them (pandas and pyarrow on a cold start, issue 19)."""
+    """:class:`KernelRuns` read from the training columns on first use: a ``recommend`` that
+    writes no script must not read them (a bundle whose frame file predates the launch
+    columns, the shipped one too, reads them with pandas and pyarrow: a cold start, issue 19)."""
 
     def __init__(self, bundle, workload: str, repeats: int):
         self._bundle, self._workload, self.repeats = bundle, workload, repeats
@@ -132,42 +135,21 @@ def _measured_other_runs(bundle, workload: str) -> float | None:
     kernel run of at least :data:`LONG_RUN_S` (the one nearest a long job: a fixed cost
     read on a short run, per second, would grow a long job's limit past any need, RX10); None
     where no row says."""
-    rows = _rows(bundle, workload)
-    if rows is None or not set(_COLUMNS) - {"kind"} <= set(rows.columns):
+    try:
+        rows = bundle_cache.training_columns(bundle, _COLUMNS)
+        if not set(_COLUMNS) - {"kind"} <= set(rows.columns):
+            return None
+        ok = (text(rows["workload"]) == workload) & (text(rows["status"]) == "ok")
+        if "kind" in rows.columns:
+            ok &= text(rows["kind"]) != "external"
+        e, m, r = (parse_numbers(rows[c][ok]) for c in ("elapsed_s", "measured_s", "runtime_s"))
+    except Exception:  # noqa: BLE001 - unreadable rows: the least is counted
         return None
-    import pandas as pd
-
-    ok = (rows["workload"].astype(str) == workload) & (rows["status"].astype(str) == "ok")
-    if "kind" in rows.columns:
-        ok &= rows["kind"].astype(str) != "external"
-    e, m, r = (pd.to_numeric(rows.loc[ok, c], errors="coerce").to_numpy(float)
-               for c in ("elapsed_s", "measured_s", "runtime_s"))
     good = np.isfinite(e) & np.isfinite(m) & np.isfinite(r) & (r >= LONG_RUN_S) & (e >= m)
     if not good.any():
         return None
     longest = int(np.argmax(np.where(good, r, -np.inf)))
     return float((e[longest] - m[longest]) / r[longest])
-
-
-def _rows(bundle, workload: str):
-    """The training rows' columns needed, without reading the whole table where the bundle
-    has not read it (a 231,000-row table costs a cold start); None where unreadable."""
-    frame = getattr(bundle, "_data_frame", None)
-    if frame is not None:
-        return frame
-    path = getattr(bundle, "_path", None)
-    try:
-        if path is None:
-            return bundle.training_data() if hasattr(bundle, "training_data") else None
-        import pyarrow.parquet as pq
-
-        with open(Path(path) / "training_data.parquet", "rb") as fh:  # no "~" expansion
-            names = set(pq.read_schema(fh).names)
-            table = pq.read_table(fh, columns=[c for c in _COLUMNS if c in names],
-                                  filters=[("workload", "=", workload)])
-        return table.to_pandas()
-    except Exception:  # noqa: BLE001 - unreadable rows: the least is counted
-        return None
 
 
 __all__ = ["KernelRuns", "LEAST_OTHER_RUNS", "LONG_RUN_S", "LaterKernelRuns", "kernel_runs",

@@ -162,3 +162,24 @@ def test_measured_levels_are_read_once_per_bundle_kernels_included():
             raise OSError("no rows")
 
     assert bundle_cache.measured_levels(NoRows()) == {}
+
+
+def test_columns_a_bundles_frame_file_predates_are_read_from_its_rows_once(monkeypatch):
+    """The shipped bundle's frame file predates the launch columns (s48): asked for them, its
+    rows are read for those columns alone, once per bundle; not asked, they are not read."""
+    from hpcds1mpi.decide.model_bundle import load_model
+    from hpcds1mpi.surrogates import bundle as bundle_mod
+
+    reads = []
+    original = bundle_mod.read_training_rows
+    monkeypatch.setattr(bundle_mod, "read_training_rows",
+                        lambda path, columns=None: reads.append(columns) or original(path, columns))
+    bundle = load_model(None)
+    plain = bundle_cache.training_columns(bundle)
+    assert "elapsed_s" not in plain and reads == []
+    need = ("workload", "kind", "elapsed_s", "measured_s")
+    full = bundle_cache.training_columns(bundle, need)
+    assert bundle_cache.training_columns(bundle, need) is full  # kept
+    assert reads == [("kind", "elapsed_s", "measured_s")]  # only what the file lacks, once
+    assert len(full) == len(plain) and set(plain.columns) < set(full.columns)
+    assert bundle_cache.training_columns(bundle) is plain  # the others' columns unchanged

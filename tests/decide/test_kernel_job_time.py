@@ -45,7 +45,7 @@ def test_the_repeats_are_the_scripts_or_the_run_commands_default():
 
 
 def test_the_rest_of_the_launch_is_what_the_sweep_launches_took():
-    bundle = SimpleNamespace(training_data=deck_rows)
+    bundle = SimpleNamespace(training_frame=deck_rows)
     runs = kernel_runs(bundle, DECK)
     assert runs.measured and runs.repeats == 3
     assert runs.other_runs == pytest.approx((63.11 - 7.497) / 7.497)  # 7.42: its longest run
@@ -53,14 +53,14 @@ def test_the_rest_of_the_launch_is_what_the_sweep_launches_took():
     assert kernel_runs(bundle, "gemm") == KernelRuns(3, LEAST_OTHER_RUNS, False)
     # no rows (a stand-in), or none long enough: a warm-up and the check
     assert kernel_runs(FakeBundle(), DECK) == KernelRuns(3, LEAST_OTHER_RUNS, False)
-    tiny = SimpleNamespace(training_data=lambda: deck_rows().iloc[2:3])
+    tiny = SimpleNamespace(training_frame=lambda: deck_rows().iloc[2:3])
     assert not kernel_runs(tiny, DECK).measured
 
 
 def test_a_kernel_jobs_limit_counts_its_run_not_one_run():
     """Was: 1.5 x 7.55 s -> 1 min, and the job (4 runs of 7.5 s, a 48 s reference check) was
     killed at its limit; advise --rewrite had cut its 10 min to that."""
-    runs = kernel_runs(SimpleNamespace(training_data=deck_rows), DECK)
+    runs = kernel_runs(SimpleNamespace(training_frame=deck_rows), DECK)
     limit, basis = one_launch_limit(7.55, kernel=runs)
     assert limit == 180  # 1.5 x ((3 + 7.42) x 7.55 s + 30 s) = 163 s -> 3 min
     assert limit >= 1.5 * (4 * 7.5 + 48)
@@ -106,7 +106,34 @@ def test_a_recommend_that_writes_no_script_reads_no_rows():
         read.append(1)
         return deck_rows()
 
-    runs = kernel_runs(SimpleNamespace(training_data=rows), DECK)
+    runs = kernel_runs(SimpleNamespace(training_frame=rows), DECK)
     assert read == [] and runs.repeats == 3
     assert runs.seconds(1.0) == pytest.approx((3 + (63.11 - 7.497) / 7.497) * 1.0 + 30)
     assert runs.seconds(2.0) and read == [1]  # read once
+
+
+def test_the_runs_are_read_by_the_bundles_one_reader_older_bundles_alike(tmp_path):
+    """The rows are the bundle's training columns (``bundle_cache.training_columns``, its
+    ``training_frame.npz``), no second reader of the parquet rows (s47 read-back); a bundle
+    whose frame file predates the launch columns, or has none, reads them from its rows: the
+    same runs, so the same limits."""
+    from hpcds1mpi.surrogates.bundle import Bundle
+    from hpcds1mpi.surrogates.bundle_files import (LAUNCH_COLUMNS, TRAINING_DATA,
+                                                   TRAINING_FRAME, write_training_frame)
+
+    def saved_runs():
+        return kernel_runs(Bundle(None, {}, None, path=tmp_path), DECK).resolved()
+
+    want = kernel_runs(SimpleNamespace(training_frame=deck_rows), DECK).resolved()
+    assert want.measured and want.other_runs == pytest.approx((63.11 - 7.497) / 7.497)
+    rows = deck_rows()
+    write_training_frame(tmp_path, rows)
+    (tmp_path / TRAINING_DATA).write_bytes(b"not parquet")  # the frame file alone is read
+    assert saved_runs() == want
+    rows.to_parquet(tmp_path / TRAINING_DATA)
+    write_training_frame(tmp_path, rows.drop(columns=list(LAUNCH_COLUMNS)))  # an older bundle
+    assert saved_runs() == want
+    (tmp_path / TRAINING_FRAME).unlink()  # older still: no frame file
+    assert saved_runs() == want
+    (tmp_path / TRAINING_DATA).write_bytes(b"not parquet")  # unreadable: the least, as before
+    assert saved_runs() == KernelRuns(3, LEAST_OTHER_RUNS, False)

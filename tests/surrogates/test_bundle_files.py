@@ -200,21 +200,6 @@ def test_training_frame_view_equals_the_parquet_rows_and_old_bundles_still_read(
         load_bundle(path).training_frame()
 
 
-def test_training_frame_view_keeps_missing_text(tmp_path):
-    import pandas as pd
-
-    from hpcds1mpi.surrogates.bundle_files import read_training_frame, write_training_frame
-
-    rows = pd.DataFrame({"workload": ["a", "b", "a"], "size": [1, 2, 3],
-                         "error": ["", None, "oom: x" * 40], "energy_source": [None, None, "rapl"],
-                         "runtime_s": [0.1, float("nan"), 0.3], "kept": [True, False, True]})
-    rows = rows.astype({"workload": "str", "error": "str", "energy_source": "str"})
-    write_training_frame(tmp_path, rows)
-    # Columns come back in FRAME_COLUMNS order.
-    pd.testing.assert_frame_equal(read_training_frame(tmp_path), rows[[
-        c for c in FRAME_COLUMNS if c in rows.columns]])
-
-
 # ------------------------------------------------------------------------------------------
 # damaged training matrix; files that do not belong together
 
