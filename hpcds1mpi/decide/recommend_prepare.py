@@ -176,18 +176,19 @@ def prepare(bundle, workload: str, size: int,
 
 def _one_thread_if_unthreaded(offer, bundle) -> None:
     """Offer a program only 1 thread per rank where more cannot change what it does (it links
-    no OpenMP runtime nor threaded BLAS and its command has no ``{threads}``: the rule tune and
-    the sweep's note use, :mod:`hpcds1mpi.launch.program_threads`); its runs at 2 threads are
-    the same computation, told apart by noise only (s28 tester U: ABINIT's 1 rank x 2 threads
-    on the front). Nothing changes where the program is not found here."""
+    no OpenMP runtime nor threaded BLAS and its command gives it no ``{threads}``: the rule
+    tune and the sweep's note use, :mod:`hpcds1mpi.launch.program_threads`); its runs at 2
+    threads are the same computation, told apart by noise only (s28 tester U: ABINIT's 1 rank
+    x 2 threads on the front). Nothing changes where the program is not found here."""
     from hpcds1mpi.launch.program_threads import one_thread_line, unthreaded_program
 
     if offer.levels is None or (offer.threads is not None and max(offer.threads, default=1) <= 1):
         return
-    name = unthreaded_program(program_command(bundle, offer.levels) or None)
+    command = program_command(bundle, offer.levels) or None
+    name = unthreaded_program(command)
     if name:
         offer.uses_threads, offer.threads = False, [1]
-        offer.left_out.append(one_thread_line(name))
+        offer.left_out.append(one_thread_line(name, command))
 
 
 def program_command(bundle, levels) -> str:

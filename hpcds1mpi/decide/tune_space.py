@@ -150,7 +150,7 @@ def one_thread_only(space: Space, program: str | None, env: dict | None = None
     name = unthreaded_program(program, env) if program is not None else None
     if name is None or all(c.threads == 1 for c in space.configs):
         return space, ""
-    return Space([c for c in space.configs if c.threads == 1]), one_thread_line(name)
+    return Space([c for c in space.configs if c.threads == 1]), one_thread_line(name, program)
 
 
 def allocation(partition, launcher: str, layout=None, env=None) -> tuple[int, int]:

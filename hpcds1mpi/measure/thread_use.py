@@ -10,17 +10,19 @@ a program that links one and never uses it; its CPU time can. One rule
 records them (:func:`idle_threads_evidence`), which recommend and tune then offer 1 thread.
 Where the command already gives the program its thread count (``cmsearch --cpu {threads}``),
 the words say that it did not use the threads given at the sizes measured, not to add
-``{threads}`` (s47 tester L7). The other way round, a launch whose CPU time says it kept
-clearly more cores busy than its ranks x threads runs processes of its own (workers it starts
-with ``MPI_Comm_spawn``, a pool): its layout, and a job script of it, do not count them, which
-the sweep says once (:func:`more_cores_note`, s47 tester L4).
+``{threads}`` (s47 tester L7) — by tune's and recommend's rule of what gives it
+(:func:`~hpcds1mpi.launch.program_threads.gives_threads`, s48). The other way round, a launch
+whose CPU time says it kept clearly more cores busy than its ranks x threads runs processes of
+its own (workers it starts with ``MPI_Comm_spawn``, a pool): its layout, and a job script of
+it, do not count them, which the sweep says once (:func:`more_cores_note`, s47 tester L4).
 """
 
 from __future__ import annotations
 
 import math
-import re
 from typing import TYPE_CHECKING
+
+from hpcds1mpi.launch.program_threads import gives_threads  # the rule tune and recommend use
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -144,18 +146,6 @@ def thread_notes(m: dict, config, what: str, said: set, at_one_thread: float = m
             said.add(key)
             notes.append(text)
     return notes
-
-
-#: A word that gives the thread count: ``{threads}`` alone, an option's value (``--cpu={threads}``,
-#: ``-t{threads}``) or a variable's (``OMP_NUM_THREADS={threads}``) — not a name holding it
-#: (``log-{ranks}x{threads}.txt``, s47 review RX11).
-_GIVES_THREADS = re.compile(r"^(?:-{1,2}[\w.-]*=?|[A-Za-z_]\w*=)?\{threads\}$")
-
-
-def gives_threads(command: str | None) -> bool:
-    """Whether ``command`` (placeholders unfilled) gives the program its thread count itself:
-    one that ignored its threads then had no work for them, not another way to be told."""
-    return any(_GIVES_THREADS.match(word) for word in (command or "").split())
 
 
 def idle_threads_evidence(rows: "pd.DataFrame") -> dict | None:

@@ -27,3 +27,8 @@ def test_a_program_that_cannot_use_threads_is_offered_one_thread(tmp_path):
     told = offer(f"{exe} {{size}} --threads {{threads}}")  # the program takes its count
     recommend_prepare._one_thread_if_unthreaded(told, None)
     assert told.threads == [1, 2] and told.left_out == []
+    named = offer(f"{exe} {{size}} log-{{threads}}.txt")  # s48: a name, no count given
+    recommend_prepare._one_thread_if_unthreaded(named, None)
+    assert named.threads == [1] and named.left_out == [
+        "threads = 1 only: serial links no OpenMP runtime nor threaded BLAS and its command "
+        "has no {threads} giving its thread count (in log-{threads}.txt it is part of a name)"]

@@ -185,6 +185,10 @@ def test_a_program_that_cannot_use_threads_is_tuned_at_one_thread(tmp_path):
     assert {c.threads for c in kept.configs} == {1} and line.startswith("threads = 1 only: app")
     assert tune_space.one_thread_only(space, f"{app} -t {{threads}}") == (space, "")
     assert tune_space.one_thread_only(space, None) == (space, "")  # a kernel
+    # s48: {threads} in a file name gives the program no count, as the sweep's advice says
+    kept, line = tune_space.one_thread_only(space, f"{app} {{size}} log-{{threads}}.txt")
+    assert {c.threads for c in kept.configs} == {1}
+    assert line.endswith("(in log-{threads}.txt it is part of a name)"), line
     with pytest.raises(ConfigError, match=r"your settings N1xR1xT2-cpu-fp64: threads = 1 only: "
                                           r"app links .*; use --threads 1, or put \{threads\}"):
         tune_space.start_config(kept, {"threads": 2, "ranks_per_node": 1}, nodes=1, cores=8,

@@ -234,13 +234,19 @@ def test_ranks_and_threads_beyond_the_cores_are_no_evidence():
     assert idle_threads_evidence(rows.assign(cores_per_node=4)) is not None
 
 
-def test_threads_are_given_by_a_word_of_their_own_not_inside_a_name():
-    """s47 review RX11: ``log-{ranks}x{threads}.txt`` had counted as giving the program its
-    threads, so a program that ignores them was told to sweep larger sizes."""
-    from hpcds1mpi.measure.thread_use import gives_threads
+def test_the_advice_and_the_offer_read_a_command_s_threads_alike(tmp_path):
+    """s48 (fixer D's item): ``app log-{threads}.txt`` was told to put {threads} in its
+    command by the sweep's advice (RX11: a name gives no thread count) while tune and
+    recommend kept its thread levels (any word holding {threads} gave it): one rule now,
+    :func:`~hpcds1mpi.launch.program_threads.gives_threads`."""
+    from hpcds1mpi.launch.program_threads import unthreaded_program
+    from hpcds1mpi.measure.thread_use import idle_threads_line
+    from tests.launch.test_elf_libraries import _linked_app
 
-    for command in ("cmsearch --cpu {threads} m.cm s.fa", "app -t{threads}",
-                    "app --threads={threads}", "env OMP_NUM_THREADS={threads} ./app"):
-        assert gives_threads(command), command
-    for command in ("python busy.py {size} log-{ranks}x{threads}.txt", "./app {size}", None):
-        assert not gives_threads(command), command
+    app = _linked_app(tmp_path, {"libmpi.so.40": "libmpi.so.40"})
+    idle = {"threads": [2], "busy": 0.77, "vs_one_thread": 0.96}
+    for args in ("in.lj log-{threads}.txt", "--out=run{threads}", "-t {threads}",
+                 "--threads={threads}", "-nt={threads}", "in.lj"):
+        command = f"{app} {args}"
+        told_sizes = "sweep larger sizes" in idle_threads_line("app", idle, command)
+        assert told_sizes == (unthreaded_program(command) is None), command
