@@ -115,7 +115,9 @@ def _unmade_unless_written(target, made) -> None:
     import os
 
     def remove():
-        if not target.exists():
+        # lexists, not Path.exists: a name too long for the file system raised from the
+        # clean-up over the command's own refusal and left the folder (s48 left by fixer C)
+        if not os.path.lexists(target):
             with contextlib.suppress(OSError):
                 for folder in made:  # innermost first; stops at the first one not empty
                     os.rmdir(folder)

@@ -408,3 +408,22 @@ def test_a_refused_ingest_into_a_new_folder_leaves_no_folder_behind(tmp_path, ca
     for out in (tmp_path / "new" / "sub" / "jobs.parquet", tmp_path / "kept" / "t" / "j.csv"):
         assert_usage(invoke(capsys, ["ingest", bad, "--out", out]), "not a job log")
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["bad.txt", "kept"]
+
+
+def test_an_out_name_too_long_leaves_no_folder_behind(tmp_path, capsys):
+    """--out new/folder/<a name the file system cannot hold>: the folder made for the lock is
+    removed again and the refusal is the name's own line (the clean-up's stat had raised
+    "File name too long" over it and left the folder behind, s48 left by fixer C)."""
+    from tests.badinput.harness import assert_usage, invoke
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("garbage\n")
+    out = tmp_path / "new" / "folder" / ("x" * 300 + ".csv")
+    assert_usage(invoke(capsys, ["ingest", bad, "--out", out]), "file name too long",
+                 "give a shorter path for the job table")
+    deep = tmp_path / "deep"  # folders that fit PATH_MAX, with the file's whole path beyond it
+    while len(str(deep)) < 3900:
+        deep /= "d" * 200
+    out = deep / ("j" * 250 + ".parquet")
+    assert_usage(invoke(capsys, ["ingest", bad, "--out", out]), "file name too long")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.txt"]
