@@ -123,8 +123,9 @@ def bundle_around(path: str | os.PathLike, what: str = "output") -> Path | None:
 def refuse_inside_bundle(out: str | os.PathLike | None, option: str = "--out",
                          what: str = "output") -> None:
     """Refuse output ``out`` inside any model bundle folder, before anything is written: a
-    command that takes no ``--model`` (``ingest``, ``telemetry export``, ``sweep``) had written
-    into one, which learn and train then refused as "not a hpcds1mpi bundle" (s47 left, as M11).
+    command that takes no ``--model`` (``ingest``, ``telemetry export`` / ``merge``, ``sweep``)
+    had written into one, which learn and train then refused as "not a hpcds1mpi bundle" (s47
+    left, as M11; merge s48).
 
     Raises:
         OutputError: (exit 2) in one line naming the bundle and what to do.

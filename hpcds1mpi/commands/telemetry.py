@@ -294,10 +294,11 @@ def export_state(out: Path) -> str:
 def merge(sources, out, force) -> None:
     """Merge telemetry shards (job-array tasks, several machines) into OUT, idempotently."""
     from hpcds1mpi.atomic import check_output_file, check_replace
-    from hpcds1mpi.output_paths import written_path
+    from hpcds1mpi.output_paths import refuse_inside_bundle, written_path
     from hpcds1mpi.records import telemetry
 
     check_output_file(out, "merged telemetry")
+    refuse_inside_bundle(out, what="merged telemetry")  # learn and train then refused it (M11)
     # rewritten, another user's OUT became the caller's and lost its group's write: refused
     # as recommend -o and export refuse one (s34 tester U7)
     check_replace(written_path(out, "merged telemetry"), ours=lambda p: True, force=force,

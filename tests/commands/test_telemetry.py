@@ -648,3 +648,25 @@ def test_an_export_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, c
         assert_usage(res, f"--out {out}", f"is inside the model bundle {model}",
                      "choose a path outside it")
     assert snapshot(tmp_path) == before
+
+
+def test_a_merge_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """merge --out MODEL/all.h5 wrote the telemetry into the bundle, which learn and train
+    then refused; ingest, export and sweep refused it already (s48 left by fixer C)."""
+    import shutil
+
+    from tests.badinput.harness import assert_usage, invoke, snapshot
+    from tests.helpers import REPO
+
+    src, model = tmp_path / "a.h5", tmp_path / "bm"
+    telemetry.append(src, [run_row(0)])
+    model.mkdir()
+    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
+    (tmp_path / "via.h5").symlink_to(model / "all.h5")
+    before = snapshot(tmp_path)
+    for out in (model / "all.h5", tmp_path / "via.h5"):
+        res = invoke(capsys, ["telemetry", "merge", src, "--out", out, "--force"])
+        assert_usage(res, f"--out {out}", f"is inside the model bundle {model}",
+                     "choose a path outside it")
+    assert snapshot(tmp_path) == before
+    assert sorted(p.name for p in model.iterdir()) == ["manifest.json"]  # no lock either
