@@ -413,12 +413,13 @@ def _check_own_outputs(out_dir: str) -> None:
 
     from hpcds1mpi.commands.quickstart import MARK
     from hpcds1mpi.errors import OutputError
+    from hpcds1mpi.output_paths import BUNDLE_KEYS
     from hpcds1mpi.surrogates.bundle_files import MANIFEST
 
     out = Path(out_dir)
     try:  # is_bundle's manifest test, not its "no other file" one (mobo's may be there)
         keys = json.loads((out / MANIFEST).read_text(encoding="utf-8")).keys()
-        bundle = {"format_version", "targets", "feature_spec"} <= keys
+        bundle = BUNDLE_KEYS <= keys
     except (OSError, ValueError, AttributeError, RecursionError):
         bundle = False
     owner = "a model bundle" if bundle else "a quickstart folder" if (out / MARK).exists() else None

@@ -185,6 +185,21 @@ def test_a_model_bundle_or_quickstart_folder_is_refused_as_out(tmp_path, cluster
     assert snapshot(tmp_path) == before and is_bundle(bundle)
 
 
+def test_the_out_check_reads_the_bundle_keys_of_output_paths(tmp_path, monkeypatch):
+    """mobo's own --out check tells a bundle by output_paths.BUNDLE_KEYS, the one set that
+    ingest, telemetry and sweep read (it had a copy of its own, s48 left by fixer C): a
+    changed set changes what mobo refuses too."""
+    from hpcds1mpi import output_paths
+    from hpcds1mpi.commands.mobo import _check_own_outputs
+    from hpcds1mpi.errors import OutputError
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"format_version": 9}))
+    _check_own_outputs(str(tmp_path))  # another tool's manifest: no bundle
+    monkeypatch.setattr(output_paths, "BUNDLE_KEYS", frozenset({"format_version"}))
+    with pytest.raises(OutputError, match="is a model bundle, which must hold only its own"):
+        _check_own_outputs(str(tmp_path))
+
+
 def test_cli_outputs_replaced_whole_without_temporaries(tmp_path, cluster_file):
     from tests.test_atomic import temporaries
 
