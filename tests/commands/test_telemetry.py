@@ -629,9 +629,9 @@ def test_merge_refuses_two_programs_under_one_label_and_writes_nothing(tmp_path,
     assert exit_info.value.code in (0, None) and "36 runs (36 added" in capsys.readouterr().out
 
 
-def test_an_export_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
-    """export --out MODEL/runs.csv wrote the export and its checksum into the bundle, which
-    learn and train then refused (s47 left, as tester M11 for the commands with --model)."""
+def _refused_inside_a_bundle(tmp_path, capsys, subcommand: str, name: str) -> None:
+    """``telemetry SUBCOMMAND a.h5 --out`` a file ``name`` inside a model bundle, given
+    directly and through a link: refused in one line, exit 2, nothing written."""
     import shutil
 
     from tests.badinput.harness import assert_usage, invoke, snapshot
@@ -641,32 +641,24 @@ def test_an_export_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, c
     telemetry.append(src, [run_row(0)])
     model.mkdir()
     shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
-    (tmp_path / "via.csv").symlink_to(model / "runs.csv")
+    via = tmp_path / f"via-{name}"
+    via.symlink_to(model / name)
     before = snapshot(tmp_path)
-    for out in (model / "runs.csv", tmp_path / "via.csv"):
-        res = invoke(capsys, ["telemetry", "export", src, "--out", out, "--force"])
+    for out in (model / name, via):
+        res = invoke(capsys, ["telemetry", subcommand, src, "--out", out, "--force"])
         assert_usage(res, f"--out {out}", f"is inside the model bundle {model}",
                      "choose a path outside it")
     assert snapshot(tmp_path) == before
+    assert sorted(p.name for p in model.iterdir()) == ["manifest.json"]  # no lock either
+
+
+def test_an_export_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
+    """export --out MODEL/runs.csv wrote the export and its checksum into the bundle, which
+    learn and train then refused (s47 left, as tester M11 for the commands with --model)."""
+    _refused_inside_a_bundle(tmp_path, capsys, "export", "runs.csv")
 
 
 def test_a_merge_inside_a_bundle_is_refused_and_nothing_is_written(tmp_path, capsys):
     """merge --out MODEL/all.h5 wrote the telemetry into the bundle, which learn and train
     then refused; ingest, export and sweep refused it already (s48 left by fixer C)."""
-    import shutil
-
-    from tests.badinput.harness import assert_usage, invoke, snapshot
-    from tests.helpers import REPO
-
-    src, model = tmp_path / "a.h5", tmp_path / "bm"
-    telemetry.append(src, [run_row(0)])
-    model.mkdir()
-    shutil.copy(REPO / "hpcds1mpi" / "data" / "default_model" / "manifest.json", model)
-    (tmp_path / "via.h5").symlink_to(model / "all.h5")
-    before = snapshot(tmp_path)
-    for out in (model / "all.h5", tmp_path / "via.h5"):
-        res = invoke(capsys, ["telemetry", "merge", src, "--out", out, "--force"])
-        assert_usage(res, f"--out {out}", f"is inside the model bundle {model}",
-                     "choose a path outside it")
-    assert snapshot(tmp_path) == before
-    assert sorted(p.name for p in model.iterdir()) == ["manifest.json"]  # no lock either
+    _refused_inside_a_bundle(tmp_path, capsys, "merge", "all.h5")
