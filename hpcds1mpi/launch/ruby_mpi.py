@@ -9,8 +9,8 @@ that extension as it reads any ELF. Read here:
   :func:`~hpcds1mpi.launch.shebang.shebang_command`);
 * **whether it loads the binding**: ``require "mpi"`` / ``require 'mpi'`` (or ``load``) in
   its text or in the local files it requires (``require_relative``, ``require "./x"``, a file
-  beside it), read up to :data:`_MAX_FILES` files of :data:`_MAX_SCRIPT` each; ``-rmpi`` on
-  its command line; none named: unknown, no guess;
+  beside it), read as :mod:`~hpcds1mpi.launch.local_sources` reads them; ``-rmpi`` on its
+  command line; none named: unknown, no guess;
 * **the extension's file**: asked of that ruby (the first ``mpi.so`` on its ``$LOAD_PATH``,
   else its gems': what ``require`` finds, nothing required: MPI is not started, the program
   is not run), once per interpreter, switches and environment.
@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass
 
 from hpcds1mpi.launch.interpreter_answer import marked_file, on_path
+from hpcds1mpi.launch.local_sources import first_loaded
 
 #: A Ruby interpreter's file name: ``ruby``, ``ruby3.1``.
 RUBY_NAME = re.compile(r"ruby[\d.]*$")
@@ -37,8 +38,6 @@ _LOADS_MPI = re.compile(r"""^\s*(?:require|load)\s*\(?\s*["']mpi(?:\.so|\.bundle
 _REQUIRES = re.compile(r"""^\s*(require_relative|require|load)\s*\(?\s*["']([^"']+)["']""")
 #: Ruby switches that take the next word when not attached (``-I lib``, ``-r mpi``).
 _WITH_ARGUMENT = ("-I", "-r", "-C", "-E", "-e", "--encoding")
-#: The most of one file read, and the most files read, for the binding it loads.
-_MAX_SCRIPT, _MAX_FILES = 4 << 20, 32
 #: What starts the line in which ruby says where the extension is.
 _MARK = "hpcds1mpi-ruby-extension:"
 #: Asked of the ruby: the first mpi.<DLEXT> on $LOAD_PATH, else a gem's (nothing required).
@@ -155,24 +154,16 @@ def _switches(args: list[str]) -> tuple[tuple[str, ...], list[str], str, bool]:
 def _loads_binding(script: str, include: list[str]) -> bool:
     """Whether the Ruby file ``script``, or a local file it requires (beside it, or in an
     ``-I`` folder), loads the binding by name."""
-    todo, seen = [os.path.abspath(script)], set()
-    while todo and len(seen) < _MAX_FILES:
-        path = todo.pop(0)
-        if path in seen:
-            continue
-        seen.add(path)
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read(_MAX_SCRIPT).decode("utf-8", "replace")
-        except OSError:
-            continue
-        here = os.path.dirname(path)
+    def read(text: str, here: str) -> tuple[bool | None, list[str]]:
+        named: list[str] = []
         for line in text.splitlines():
             if _LOADS_MPI.search(line):
-                return True
+                return True, []
             if (match := _REQUIRES.search(line)) is not None:
-                todo += _local_files(match.group(1), match.group(2), here, include)
-    return False
+                named += _local_files(match.group(1), match.group(2), here, include)
+        return None, named
+
+    return first_loaded([script], read) is not None
 
 
 def _local_files(how: str, name: str, here: str, include: list[str]) -> list[str]:
