@@ -183,11 +183,11 @@ def interpreted_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
     :func:`~hpcds1mpi.launch.mpi_family.library_file` follows); for another interpreter that
     loads MPI at run time (:data:`RUNTIME_MPI`) an unknown MPI that says so, never its own
     ELF's "links no MPI library" (s35 tester A1); None when ``tokens`` start none of these.
-    ``cwd``: the folder the program starts in (None: this one), where a relative Ruby program
-    file is read."""
+    ``cwd``: the folder the program starts in (None: this one), where a relative Ruby or R
+    program file is read, and the files an R program sources."""
     if (found := ruby_program_mpi(tokens, env, cwd)) is not None:
         return found
-    if (r := _r_program_mpi(tokens, env)) is not None:
+    if (r := _r_program_mpi(tokens, env, cwd)) is not None:
         return r
     language = runtime_language(tokens[0]) if tokens else ""
     if not language:
@@ -229,9 +229,11 @@ def _ruby_mpi(program: RubyProgram, env: dict) -> FileMPI:
                         f"a Ruby program: the mpi binding of {program.interpreter}")
 
 
-def _r_program_mpi(tokens: list[str], env: dict) -> ProgramMPI | None:
-    """The MPI of the R program ``tokens`` start; None when they start no R program."""
-    program = r_program(tokens, env)
+def _r_program_mpi(tokens: list[str], env: dict, cwd: str | None = None
+                   ) -> ProgramMPI | None:
+    """The MPI of the R program ``tokens`` start in ``cwd``; None when they start no R
+    program."""
+    program = r_program(tokens, env, cwd)
     if program is None:
         return None
     name = os.path.basename(program.script)

@@ -8,14 +8,19 @@ Its MPI is the one that package's shared object (``libs/Rmpi.so``) links, which
   (``-e EXPR`` for either), or a script whose ``#!`` names ``Rscript`` or ``R`` (read as the
   kernel and env(1) read it: :func:`~hpcds1mpi.launch.shebang.shebang_command`);
 * **the package it loads**: named in its text (``library(Rmpi)``, ``require(pbdMPI)``,
-  ``Rmpi::``, read up to :data:`_MAX_SCRIPT`) or by ``--default-packages``; none named: unknown,
-  no guess;
+  ``Rmpi::``) or in the local files it reads in (``source("setup.R")``, ``sys.source``: a
+  file in the run's folder, where R opens it, or beside the file that names it, where
+  ``chdir = TRUE`` opens it; at most :data:`_MAX_DEPTH` files deep, read as
+  :mod:`~hpcds1mpi.launch.local_sources` reads them, never run), or by
+  ``--default-packages``; none named: unknown, no guess;
 * **the package's file**: asked of that interpreter (``system.file``, which finds the package
   on its ``.libPaths()`` without loading it: MPI is not started, the program is not run), once
   per interpreter, options, environment and package.
 
 Before this an ``Rscript mc.R`` read as Rscript's own ELF, which links no MPI, and an Open MPI
-program ran under the venv's MPICH hydra as 1-rank copies recorded ok (s32 tester W1).
+program ran under the venv's MPICH hydra as 1-rank copies recorded ok (s32 tester W1), as
+did one loading Rmpi through ``source("setup_mpi.R")`` until its sources were read (s48
+tester Q4).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import re
 from dataclasses import dataclass
 
 from hpcds1mpi.launch.interpreter_answer import marked_file, on_path
+from hpcds1mpi.launch.local_sources import first_loaded
 
 #: The R front ends that run an R program.
 R_NAMES = ("Rscript", "R")
@@ -35,8 +41,10 @@ _BINDINGS = {"Rmpi": "Rmpi", "doMPI": "Rmpi", "pbdMPI": "pbdMPI"}
 _LOADS = re.compile(r"\b(?:library|require|requireNamespace|loadNamespace|attachNamespace)"
                     r"\s*\(\s*(?:package\s*=\s*)?[\"'`]?(Rmpi|doMPI|pbdMPI)\b"
                     r"|\b(Rmpi|doMPI|pbdMPI)\s*:::?")
-#: The most of an R program read for the package it loads.
-_MAX_SCRIPT = 4 << 20
+#: A file read in by name: source("setup.R"), sys.source(file = 'lib/mpi.R').
+_SOURCES = re.compile(r"(?<![\w.])(?:sys\.)?source\s*\(\s*(?:file\s*=\s*)?[\"']([^\"']+)[\"']")
+#: The deepest chain of sourced files followed below the program's own.
+_MAX_DEPTH = 8
 #: R's options that change where its packages are found, kept when R is asked for one.
 _LIBRARY_OPTIONS = ("--vanilla", "--no-environ", "--no-site-file", "--no-init-file")
 #: R front-end options that take the next word as their argument.
@@ -57,15 +65,16 @@ class RProgram:
     package: str | None
 
 
-def r_program(words: list[str], env: dict) -> RProgram | None:
+def r_program(words: list[str], env: dict, cwd: str | None = None) -> RProgram | None:
     """The R program ``words`` (a command past any exec-wrapper prefix, its first word the
-    program) starts, its interpreter found on ``env``'s PATH; None when it is no R program."""
+    program) starts in the folder ``cwd`` (None: this one), its interpreter found on ``env``'s
+    PATH; None when it is no R program."""
     if not words:
         return None
     name = os.path.basename(words[0])
     if name in R_NAMES:
         interpreter = on_path(words[0], env)
-        return None if interpreter is None else _front_end(interpreter, words[1:])
+        return None if interpreter is None else _front_end(interpreter, words[1:], cwd=cwd)
     path = on_path(words[0], env)
     return r_script(path, env) if path else None
 
@@ -106,12 +115,22 @@ def script_word(words: list[str]) -> str | None:
     return _arguments(os.path.basename(words[0]) == "Rscript", words[1:])[2] or None
 
 
-def _front_end(interpreter: str, args: list[str], script: str = "") -> RProgram:
-    """The R program ``interpreter`` (Rscript or R) runs given ``args`` (:func:`_arguments`),
-    ``script`` the file a ``#!`` line runs it for."""
+def _front_end(interpreter: str, args: list[str], script: str = "",
+               cwd: str | None = None) -> RProgram:
+    """The R program ``interpreter`` (Rscript or R) runs given ``args`` (:func:`_arguments`)
+    in the folder ``cwd`` (None: this one), ``script`` the file a ``#!`` line runs it for."""
     options, texts, named, loaded = _arguments(os.path.basename(interpreter) == "Rscript", args)
     script = script or named
-    package = _package_named("\n".join(texts)) or (_script_package(script) if script else None)
+    if cwd and script and not os.path.isabs(script):  # R opens it in its working folder
+        script = os.path.join(cwd, script)
+    run = os.path.abspath(cwd or os.curdir)
+
+    def read(text: str, here: str) -> tuple[str | None, list[str]]:
+        return _loaded(text, here, run)
+
+    package, sourced = _loaded("\n".join(texts), run, run)  # -e code runs in the run's folder
+    package = package or first_loaded([*sourced, *([script] if script else [])], read,
+                                      _MAX_DEPTH)
     return RProgram(interpreter, options, script, package or loaded)
 
 
@@ -150,25 +169,22 @@ def _arguments(rscript: bool, args: list[str]) -> tuple[tuple[str, ...], list[st
     return tuple(options), texts, script, loaded
 
 
-def _script_package(path: str) -> str | None:
-    """The MPI package the R file ``path`` loads by name (read up to :data:`_MAX_SCRIPT`)."""
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(_MAX_SCRIPT).decode("utf-8", "replace")
-    except OSError:
-        return None
-    return _package_named(text)
-
-
-def _package_named(text: str) -> str | None:
-    """The first MPI-binding package R code loads by name, outside whole-line comments."""
+def _loaded(text: str, here: str, run: str) -> tuple[str | None, list[str]]:
+    """(the first MPI-binding package R code ``text`` loads by name, outside whole-line
+    comments; the local files it sources, found in the run's folder ``run`` — R opens a
+    relative name there — or in the code's own folder ``here`` — ``chdir = TRUE`` does)."""
+    sourced: list[str] = []
     for line in text.splitlines():
         if line.lstrip().startswith("#"):
             continue
         match = _LOADS.search(line)
         if match:
-            return _BINDINGS[match.group(1) or match.group(2)]
-    return None
+            return _BINDINGS[match.group(1) or match.group(2)], []
+        for name in _SOURCES.findall(line):
+            name = os.path.expanduser(name)
+            sourced += [path for folder in dict.fromkeys((run, here))
+                        if os.path.isfile(path := os.path.join(folder, name))]
+    return None, sourced
 
 
 @functools.lru_cache(maxsize=16)

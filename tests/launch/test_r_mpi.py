@@ -93,3 +93,62 @@ def test_the_package_object_is_asked_of_the_interpreter_without_loading_it(
     missing = tmp_path / "pbd.R"
     missing.write_text("library(pbdMPI)\n")
     assert package_object(r_program([rscript, str(missing)], env), env) is None  # not installed
+
+
+def test_the_package_is_read_in_the_local_files_the_program_sources(rscript, tmp_path,
+                                                                     monkeypatch):
+    """s48 tester Q4: `source("setup_mpi.R")` loading Rmpi was "an unknown MPI"; R opens a
+    relative source() in its working folder (the run's), or, under chdir = TRUE, beside the
+    file naming it."""
+    env, run, code = dict(os.environ), tmp_path / "run", tmp_path / "code"
+    run.mkdir()
+    code.mkdir()
+    monkeypatch.chdir(tmp_path)  # neither folder: the run's is given
+    (code / "src.R").write_text('# source("pbd.R") in a comment is not read\n'
+                                'source("setup_mpi.R")\nx <- mpi.comm.size(0)\n')
+    script = str(code / "src.R")
+    assert r_program(["Rscript", script], env, str(run)).package is None  # no setup_mpi.R
+    (run / "setup_mpi.R").write_text("suppressMessages(library(Rmpi))\n")
+    (run / "pbd.R").write_text("library(pbdMPI)\n")
+    assert r_program(["Rscript", script, "400"], env, str(run)).package == "Rmpi"
+    (run / "setup_mpi.R").unlink()
+    (code / "setup_mpi.R").write_text("sys.source(file = 'lib/mpi.R', envir = e)\n")
+    (code / "lib").mkdir()
+    (code / "lib" / "mpi.R").write_text("require('pbdMPI')\n")
+    assert r_program(["Rscript", script], env, str(run)).package == "pbdMPI"  # beside it
+    # the run's folder is this one where none is given; -e code's sources are read there too
+    (tmp_path / "job.R").write_text("library(doMPI)\n")
+    assert r_program(["Rscript", "-e", "source('job.R')"], env).package == "Rmpi"
+    (tmp_path / "a.R").write_text('source("b.R")\n')  # a loop ends: each file read once
+    (tmp_path / "b.R").write_text('source("a.R"); mysource("job.R")\n')
+    assert r_program(["Rscript", "a.R"], env).package is None
+
+
+def test_sourced_files_are_followed_only_so_deep(rscript, tmp_path, monkeypatch):
+    from hpcds1mpi.launch.r_mpi import _MAX_DEPTH
+
+    monkeypatch.chdir(tmp_path)
+    for k in range(_MAX_DEPTH + 1):  # f0.R sources f1.R ... the last loads Rmpi
+        (tmp_path / f"f{k}.R").write_text(f'source("f{k + 1}.R")\n')
+    (tmp_path / f"f{_MAX_DEPTH + 1}.R").write_text("library(Rmpi)\n")
+    assert r_program(["Rscript", "f1.R"], dict(os.environ)).package == "Rmpi"
+    assert r_program(["Rscript", "f0.R"], dict(os.environ)).package is None
+
+
+def test_a_sourced_rmpi_is_the_sweeps_open_mpi_in_the_runs_folder(rscript, tmp_path,
+                                                                  monkeypatch):
+    """s48 tester Q4: the sweep's launcher check (program_mpi) read `Rscript src.R` as an
+    unknown MPI and ran it under the venv's hydra as two 1-rank copies, recorded ok."""
+    from hpcds1mpi.launch.mpi_family import program_mpi
+
+    run = tmp_path / "w"
+    run.mkdir()
+    (run / "setup_mpi.R").write_text("suppressMessages(library(Rmpi))\n")
+    (run / "src.R").write_text('source("setup_mpi.R")\n' + MC.split("\n", 1)[1])
+    monkeypatch.chdir(tmp_path)  # --workdir w: the program and its source are there
+    found = program_mpi(["Rscript", "src.R", "400"], dict(os.environ), str(run))
+    if found.family is None and "does not have" in found.evidence and os.environ.get(
+            "HPCDS1MPI_REQUIRE_APPS") != "1":
+        pytest.skip("Rmpi not installed for Rscript (bash scripts/system-packages)")
+    assert found.family == "openmpi", found.evidence
+    assert found.evidence.startswith("an R program: the Rmpi of ")
