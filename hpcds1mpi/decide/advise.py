@@ -42,7 +42,7 @@ from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_memory import memory_refusal, memory_warnings, rewritten_memory_mib
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
-from hpcds1mpi.decide.asked_problem import asked_problem
+from hpcds1mpi.decide.asked_problem import asked_problem, beyond_this_machine
 from hpcds1mpi.decide.kernel_job_time import script_kernel_runs
 from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_calibration
@@ -69,7 +69,7 @@ from hpcds1mpi.launch.program import placeholder_values
 from hpcds1mpi.launch.script_request import resolve_launch
 from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads_note
 from hpcds1mpi.launch.partition_limits import (advise_warnings, checked_partition,
-                                               default_queue_limits, read_on,
+                                               default_queue_limits, fit_partition, read_on,
                                                rewrite_refusal as over_limits)
 from hpcds1mpi.places import default_queue_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
@@ -192,8 +192,11 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")
-    nodes, per_node, threads = script.layout(partition.cores_per_node)
-    if shared_hosts := free_place_note(script, partition.cores_per_node):
+    # the asked layout is read and judged on the partition that takes it (s48 tester Q5)
+    cores = fit_partition(partition, slurm_default).cores_per_node
+    nodes, per_node, threads = script.layout(cores)
+    fit = fit_partition(partition, slurm_default, nodes)
+    if shared_hosts := free_place_note(script, cores):
         script.note(shared_hosts)
     precision, said = precision_of(script, launch)
     notes = list(script.notes) + launch_said
@@ -209,8 +212,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     asked = Side(asked_cfg, where, script.time_s,
                  lines=sorted({n for v in script.lines.values() for n in v}),
                  time_lines=sorted(script.lines.get("time", [])))
-    asked.problem = asked_problem(script, launch, asked_cfg, partition, device_said,
-                                  job_folder)
+    asked.problem = asked_problem(script, launch, asked_cfg, fit, device_said, job_folder,
+                                  this_machine=default_queue and fit is partition)
+    if not asked.problem and (wider := beyond_this_machine(asked_cfg, partition, fit)):
+        notes.append(wider)
     if not asked.problem and (shared := unknown_release_note(script, launch, threads)):
         notes.append(shared)  # a step whose threads share a core on some releases only
     pinned = visible_note(script, device)  # GPUs picked by hand: said once

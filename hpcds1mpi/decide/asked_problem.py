@@ -46,10 +46,13 @@ def _slots_problem(script, launch, job_folder: str | None) -> str:
 
 
 def asked_problem(script: "JobScript", launch: "Launch | None", asked: "Configuration",
-                  partition: "Partition", device_said: str, job_folder: str | None) -> str:
+                  partition: "Partition", device_said: str, job_folder: str | None,
+                  this_machine: bool = False) -> str:
     """The one line saying why ``asked`` (read from ``script`` on ``partition``) gets no
     prediction, "" when it gets one. ``device_said``: where the program says it runs on the
-    GPU; ``job_folder``: where the program's files are read (None: not read)."""
+    GPU; ``job_folder``: where the program's files are read (None: not read);
+    ``this_machine``: ``partition`` is this machine, not the partition the scheduler gives a
+    script naming none, whose size is then not known (said where it is the cause)."""
     try:
         problem = step_refused(script) or uneven_hosts(script) or refused_request(
             script, asked.ranks_per_node, asked.threads, partition) or (  # uneven: s33 P7
@@ -66,4 +69,26 @@ def asked_problem(script: "JobScript", launch: "Launch | None", asked: "Configur
             check_fits(asked, partition)
     except ConfigError as exc:
         problem = str(exc).split(";")[0]
+    if problem and this_machine and f"partition {partition.name!r}" in problem:
+        # 'local' is no queue: its size is not what the scheduler's partition has (s48 Q5)
+        problem += (f" ({partition.name!r} is this machine, not the partition the job is sent "
+                    "to: pass --cluster FILE naming that partition to judge it there)")
     return problem or ""
+
+
+def beyond_this_machine(asked: "Configuration", partition: "Partition",
+                        fit: "Partition") -> str:
+    """The note for an ``asked`` layout that the scheduler's partition ``fit`` holds but this
+    machine's ``partition`` (where the model's runs were measured) does not: its prediction
+    is then the model's beyond this machine (s48 tester Q5); "" where it fits here, or ``fit``
+    is ``partition``."""
+    if fit is partition:
+        return ""
+    try:
+        check_fits(asked, partition)
+    except ConfigError as exc:
+        return (f"the asked layout is more than this machine has ({str(exc).split(';')[0]}); "
+                f"Slurm's partition {fit.name!r} ({fit.max_nodes} nodes, "
+                f"{fit.cores_per_node} CPUs a node) takes and holds it, and its prediction "
+                "is the model's, from runs on this machine")
+    return ""

@@ -47,6 +47,9 @@ class PartitionLimits:
     #: the most memory (MB) any of its nodes has (RealMemory): sbatch refuses a --mem above
     #: it at once, "Memory specification can not be satisfied" (s47 tester K2)
     node_memory_mb: float | None = None
+    #: CPUs each of its nodes gives jobs (CPUEfctv, else CPUTot): what a script's nodes and
+    #: CPUs per node are judged on where this partition takes it (s48 tester Q5)
+    node_cpus: dict[str, int] = field(default_factory=dict)
 
     def max_mem_mb(self, cpus_per_node: int) -> float | None:
         """The most memory (MB) a job may ask per node with ``cpus_per_node`` CPUs there."""
@@ -135,7 +138,19 @@ def _read(partition: str | None) -> PartitionLimits | None:
     limits, _, nodes = chosen
     text = (_ask(["scontrol", "show", "node", "-o", nodes]) or "") if nodes else ""
     return PartitionLimits(**{**limits.__dict__, "node_states": parse_node_states(text),
-                              "node_memory_mb": largest_node_memory(text)})
+                              "node_memory_mb": largest_node_memory(text),
+                              "node_cpus": parse_node_cpus(text)})
+
+
+def parse_node_cpus(text: str) -> dict[str, int]:
+    """``scontrol show node -o`` -> node name -> the CPUs it gives jobs (CPUEfctv, which
+    leaves out specialised cores, else CPUTot); nodes saying neither are left out."""
+    found = {}
+    for node in parse_scontrol_nodes(text):
+        cpus = node.get("CPUEfctv", "") or node.get("CPUTot", "")
+        if cpus.isdigit():
+            found[node["NodeName"]] = int(cpus)
+    return found
 
 
 def largest_node_memory(text: str) -> float | None:
@@ -284,6 +299,24 @@ def checked_partition(partition, limits: PartitionLimits | None):
         return partition
     return replace(partition, name=limits.name, slurm_partition=limits.name,
                    memory_gb=limits.node_memory_mb / 1000.0)
+
+
+def fit_partition(partition, limits: PartitionLimits | None, nodes: int | None = None):
+    """``partition`` (this machine's) as the asked layout's fit is judged where Slurm
+    partition ``limits`` takes the script: that partition's name, its node count (within
+    MaxNodes) and the most CPUs per node ``nodes`` of its nodes all have (None: one node),
+    this machine's GPUs (s48 tester Q5: 2 nodes were refused as 'local' has 1, while the
+    default partition that ran them has 2); ``partition`` itself where ``limits`` is None or
+    its nodes' CPUs are not known."""
+    from dataclasses import replace
+
+    if limits is None or not limits.node_cpus:
+        return partition
+    cpus = sorted(limits.node_cpus.values(), reverse=True)
+    count = len(cpus) if limits.max_nodes is None else min(len(cpus), limits.max_nodes)
+    return replace(checked_partition(partition, limits), name=limits.name,
+                   slurm_partition=limits.name, max_nodes=count,
+                   cores_per_node=cpus[min(max(nodes or 1, 1), len(cpus)) - 1])
 
 
 def read_on(partition, default_queue: bool) -> str | None:

@@ -737,3 +737,34 @@ def test_a_script_naming_no_partition_is_checked_on_slurms_default_alone_and_say
     alone = run(text, bundle, places, default_queue=True)
     assert any("partition 'standard' has" in w for w in alone.warnings), alone.warnings
     assert any("so the default partition takes the job" in n for n in alone.notes)
+
+
+def test_the_asked_nodes_are_judged_on_slurms_default_partition_not_this_machine(
+        bundle, monkeypatch):
+    """s48 tester Q5: advised on this machine ('local', 1 node) with Slurm answering, a script
+    naming no partition and asking 2 nodes got "2 nodes asked but partition 'local' has at
+    most 1" and no prediction, while its note said Slurm's 'debug' (2 nodes) takes the job,
+    which ran there. The fit is debug's; the prediction is this machine's model's, said
+    beyond what was measured."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch import partition_limits
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): partition_limits.PartitionLimits(
+        "debug", node_memory_mb=4000, node_cpus={"n1": 2, "n2": 2})})
+    monkeypatch.setenv("SLURM_CONF", "")
+    local = [(None, Partition("local", cores_per_node=2, memory_gb=25.3))]  # max_nodes 1
+    text = ASKED.replace("#SBATCH --partition=standard\n", "")
+    a = run(text, bundle, local, default_queue=True)
+    assert a.asked.problem == "" and a.asked.predicted, a.asked.problem
+    assert a.asked.config.nodes == 2 and "nodes 2 above the most measured (1)" in \
+        a.asked.unmeasured
+    assert any(n.startswith("the asked layout is more than this machine has (2 nodes asked "
+                            "but partition 'local' has at most 1); Slurm's partition 'debug' "
+                            "(2 nodes, 2 CPUs a node) takes and holds it") for n in a.notes)
+    one = run(text.replace("--nodes=2", "--nodes=1"), bundle, local, default_queue=True)
+    assert one.asked.predicted and not any("more than this machine" in n for n in one.notes)
+    three = run(text.replace("--nodes=2", "--nodes=3"), bundle, local, default_queue=True)
+    assert three.asked.problem == "3 nodes asked but partition 'debug' has at most 2"
+    wide = run(text.replace("--cpus-per-task=2", "--cpus-per-task=4"), bundle, local,
+               default_queue=True)  # debug's nodes have 2 CPUs
+    assert wide.asked.problem.endswith("= 4 CPUs per node, but partition 'debug' has 2")

@@ -74,3 +74,23 @@ def test_more_ranks_than_mpirun_has_slots_is_said_not_predicted(bundle, places):
     assert not a.asked.predicted and a.runtime_change_pct is None
     assert a.asked.problem.startswith("line 5: Open MPI's mpirun.openmpi starts 2 ranks, but "
                                       "the job has 1 task, its slots: it stops at once")
+
+
+def test_this_machine_s_size_is_said_as_such_where_the_real_partition_is_unknown(
+        bundle, monkeypatch):
+    """s48 tester Q5: with no Slurm to read, "2 nodes asked but partition 'local' has at most
+    1" read as the size of the partition the job goes to; 'local' is this machine, and
+    --cluster FILE judges it on the real one. A cluster file's partition is said as before."""
+    from hpcds1mpi.cluster import Partition
+    from hpcds1mpi.launch import partition_limits
+
+    monkeypatch.setattr(partition_limits, "_CACHE", {(None, ""): None})  # Slurm not there
+    monkeypatch.setenv("SLURM_CONF", "")
+    local = [(None, Partition("local", cores_per_node=2, memory_gb=25.3))]  # max_nodes 1
+    text = REFUSED.replace("srun --ntasks-per-node=2 ", "srun ")
+    a = advise(text, bundle, local, model_dir=DEFAULT_MODEL, default_queue=True)
+    assert a.asked.problem == ("2 nodes asked but partition 'local' has at most 1 ('local' is "
+                               "this machine, not the partition the job is sent to: pass "
+                               "--cluster FILE naming that partition to judge it there)")
+    named = advise(text, bundle, local, model_dir=DEFAULT_MODEL)  # a described partition
+    assert named.asked.problem == "2 nodes asked but partition 'local' has at most 1"

@@ -168,6 +168,27 @@ def test_a_script_naming_no_partition_is_checked_on_the_default_partition_s_node
     assert partition_limits.checked_partition(local, None) is local  # Slurm did not answer
 
 
+def test_the_asked_layout_fits_on_the_default_partition_s_nodes_and_cpus():
+    """s48 tester Q5: a script naming no partition, advised on this machine ('local', 1 node),
+    had its 2 nodes refused by 'local''s size, while Slurm's default partition, which took
+    and ran it, has 2: the fit reads that partition's node count and its nodes' CPUs."""
+    from dataclasses import replace
+
+    from hpcds1mpi.cluster import Partition
+
+    nodes = (DATA / "nodes_m2_drained.txt").read_text()  # m1: 2 CPUs, m2: 1
+    assert partition_limits.parse_node_cpus(nodes) == {"m1": 2, "m2": 1}
+    debug = PartitionLimits("debug", node_memory_mb=4000,
+                            node_cpus=partition_limits.parse_node_cpus(nodes))
+    local = Partition("local", cores_per_node=2, memory_gb=25.3)  # max_nodes 1
+    one = partition_limits.fit_partition(local, debug)
+    assert (one.name, one.max_nodes, one.cores_per_node, one.memory_gb) == ("debug", 2, 2, 4.0)
+    assert partition_limits.fit_partition(local, debug, 2).cores_per_node == 1  # m2's too
+    assert partition_limits.fit_partition(local, replace(debug, max_nodes=1)).max_nodes == 1
+    assert partition_limits.fit_partition(local, None) is local  # Slurm did not answer
+    assert partition_limits.fit_partition(local, PartitionLimits("debug")) is local
+
+
 @pytest.mark.slurm
 def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
     monkeypatch.setattr(partition_limits, "_CACHE", {})
@@ -178,5 +199,6 @@ def test_the_shared_test_slurm_is_read_once(slurm, monkeypatch):
                                                                                          "n2"}
     assert partition_limits.limits_of(None) == debug  # the default partition
     assert debug.node_memory_mb == 4000  # its nodes' RealMemory (s47 tester K2)
+    assert debug.node_cpus == {"n1": 2, "n2": 2}  # the asked layout's fit (s48 tester Q5)
     assert partition_limits.limits_of("no-such-partition") is None
     assert len(partition_limits._CACHE) == 3
