@@ -115,17 +115,22 @@ def say_foreign_job_once(env: dict | None = None) -> None:
 
 
 def default_queue_note(partition: Partition | None, scheduler: str,
-                       scripts: str = "the script names", queue: str | None = None) -> str:
+                       scripts: str = "the script names", queue: str | None = None,
+                       users: bool = False) -> str:
     """The one line said with the scripts for this machine (:func:`is_this_machine`);
-    ``queue``: the default partition's name where Slurm said it (advise checks that one)."""
+    ``queue``: the default partition's name where Slurm said it (advise checks that one);
+    ``users``: the script is the user's, advised on (not written for this machine: s48 RX3)."""
     hardware = f" ({partition.cores_per_node} cores, {partition.memory_gb:.1f} GB)" \
         if partition else ""
     default = (f"Slurm's default partition {queue!r} takes the job, and its limits are the "
                "ones checked" if queue else "the default partition takes the job")
-    return (f"{scripts} no {'-q' if scheduler == 'pbs' else '--partition'}: it was chosen for "
-            f"this machine{hardware}, whose name {partition.name if partition else 'local'!r} "
+    how = ("its layouts are predicted from runs on this machine" if users
+           else "it was chosen for this machine")
+    return (f"{scripts} no {'-q' if scheduler == 'pbs' else '--partition'}: {how}"
+            f"{hardware}, whose name {partition.name if partition else 'local'!r} "
             f"is no {scheduler} partition, so {default}; pass "
-            "--cluster FILE naming a real partition to choose for it")
+            "--cluster FILE naming a real partition to "
+            + ("judge it there" if users else "choose for it"))
 
 
 def select_places(pairs: list, wanted=()) -> list:

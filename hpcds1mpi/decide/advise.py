@@ -188,7 +188,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     checked = checked_partition(partition, slurm_default)
     if default_queue and not script.partition:
         script.note(default_queue_note(partition, script.scheduler, queue=slurm_default.name
-                                       if slurm_default is not None else None))
+                                       if slurm_default is not None else None, users=True))
     if not script.partition and len(places) > 1:
         script.note(f"the script names no partition; {partition.name} (the first) is taken "
                     "as the default for the asked layout")

@@ -9,12 +9,14 @@ is what both do to the energy:
 * each energy end times its runtime end's factor;
 * an end whose runtime is now unknown times the median's factor: no energy is infinite, and
   the model's upper end stays as far above its median as the model put it (s47 tester L6);
-* then the interval at least as wide, relative to its median, as the runtime's:
-  ``energy_lo <= energy_j x runtime_lo / runtime_s``, and ``energy_hi >= energy_j x
-  runtime_hi / runtime_s`` where that end is known. A never-measured layout raised from a
-  timed-out one had kept the model's upper end (a 17th of its raised median, floored to the
-  median: 192 J-192 J), and its lower end, raised by its runtime's larger factor, could pass
-  the median (s47 review RX3).
+* then an end that would pass the median, or sit on it, is put as far from it, relatively,
+  as the runtime's end is from the runtime's median: ``energy_j x runtime_lo / runtime_s``
+  (``_hi`` alike, where that end is known). A never-measured layout raised from a timed-out
+  one had kept the model's upper end (a 17th of its raised median, floored to the median:
+  192 J-192 J), and its lower end, raised by its runtime's larger factor, could pass the
+  median (s47 review RX3). An end on its side of the median keeps its value: a rule that
+  only raises runtimes never lowers an energy's lower end below the model's (s48 review
+  RX1: a timeout-bounded row's 95 J had become 50 J, nothing raised).
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ def follow_runtime(cols: dict, rows: np.ndarray, before: dict) -> None:
     point, lo, hi = (np.asarray(cols[r], dtype=float)[rows] for r, _ in ENDS)
     median = energies["energy_j"][rows]
     with np.errstate(invalid="ignore", divide="ignore"):
-        for energy, bound, widest in (("energy_lo", median * (lo / point), np.minimum),
-                                      ("energy_hi", median * (hi / point), np.maximum)):
+        for energy, bound, wrong_side in (("energy_lo", median * (lo / point), np.greater_equal),
+                                          ("energy_hi", median * (hi / point), np.less_equal)):
             end = energies[energy][rows]  # a bound not known (NaN, inf) leaves it
-            energies[energy][rows] = np.where(np.isfinite(bound), widest(end, bound), end)
+            moved = wrong_side(end, median) & np.isfinite(bound)
+            energies[energy][rows] = np.where(moved, bound, end)
     cols.update(energies)

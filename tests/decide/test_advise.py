@@ -729,6 +729,9 @@ def test_a_script_naming_no_partition_is_checked_on_slurms_default_alone_and_say
     assert "partition debug's nodes (4000M)" in memory, a.warnings
     (said,) = [n for n in a.notes if "takes the job" in n]
     assert "Slurm's default partition 'debug' takes the job" in said
+    # the user's script, not one chosen for this machine (s48 review RX3)
+    assert "its layouts are predicted from runs on this machine" in said, said
+    assert "chosen for this machine" not in said and said.endswith("to judge it there"), said
     per_cpu = run(text.replace("--mem=30G", "--mem-per-cpu=3000M"), bundle, places,
                   default_queue=True)  # 2 CPUs x 3000M: above debug's 4000 MiB nodes
     assert any("above the 4000 MiB a node of partition 'debug' has" in w

@@ -59,3 +59,23 @@ def test_an_unknown_energy_stays_unknown():
     follow_runtime(cols, np.array([0, 1]), before)
     assert np.isnan(cols["energy_lo"][0]) and np.isnan(cols["energy_j"][:2]).all()
     assert cols["energy_lo"][1] == 16.0 and cols["energy_hi"][1] == 30.0
+
+
+def test_an_end_on_its_side_of_the_median_keeps_its_value():
+    """s48 review RX1: a timeout-bounded row whose runtime ends were not raised (only its
+    upper end made unknown) had its energy's lower end pulled to its runtime's relative width
+    (95 J -> 50 J), and a floor raising only a runtime's lower end lowered the energy's."""
+    cols = {"runtime_s": np.array([10.0]), "runtime_lo": np.array([5.0]),
+            "runtime_hi": np.array([np.inf]), "energy_j": np.array([100.0]),
+            "energy_lo": np.array([95.0]), "energy_hi": np.array([105.0])}
+    before = {"runtime_s": np.array([10.0]), "runtime_lo": np.array([5.0]),
+              "runtime_hi": np.array([12.0])}
+    follow_runtime(cols, np.array([0]), before)
+    assert (cols["energy_lo"][0], cols["energy_j"][0], cols["energy_hi"][0]) == (95.0, 100.0, 105.0)
+    cols = {"runtime_s": np.array([2.1]), "runtime_lo": np.array([2.05]),
+            "runtime_hi": np.array([2.2]), "energy_j": np.array([50.0]),
+            "energy_lo": np.array([49.0]), "energy_hi": np.array([51.0])}
+    before = {"runtime_s": np.array([2.1]), "runtime_lo": np.array([2.05]),
+              "runtime_hi": np.array([2.15])}
+    follow_runtime(cols, np.array([0]), before)
+    assert cols["energy_lo"][0] == 49.0 and cols["energy_hi"][0] == pytest.approx(51.0 * 2.2 / 2.15)
