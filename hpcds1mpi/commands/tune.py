@@ -327,11 +327,13 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
                        f"node(s) x {cores} cores are tuned, not the job's nodes", err=True)
         offer = None
         if bundle is not None and kernel is None:  # a program: only its measured levels
-            from hpcds1mpi.decide.offer import offer_for, runtime_note
+            from hpcds1mpi.decide.offer import guard_offered, runtime_note, tune_offer
 
-            offer = offer_for(bundle, workload, [model_part])
+            # recommend's offer: what it offers beyond the measured, tune measures (s48 Q6)
+            offer = tune_offer(bundle, workload, size, model_part, model_dir)
             for line in offer.left_out:
-                click.echo(f"tune: left out {line}", err=True)
+                click.echo(f"tune: {'' if guard_offered(line) else 'left out '}{line}",
+                           err=True)
             note = runtime_note(bundle, workload)
             if note is not None:  # what System 1's predictions (the start) are in
                 click.echo(f"tune: model {note['line']}", err=True)

@@ -6,7 +6,8 @@ user's program, or any workload that is no kernel, is offered only the knob leve
 measured it with (:mod:`hpcds1mpi.surrogates.levels`): its precisions, devices and thread
 counts, and ranks per node up to the measured maximum — beyond it only where the familiarity
 guard finds the job at those ranks per node as close to the training data as a familiar job
-(:func:`extend_ranks_per_node`). A program whose sweep found that its ranks cannot be one job
+(:func:`extend_ranks_per_node`; recommend's and tune's one decision, :func:`extend_where_familiar`
+and :func:`tune_offer`). A program whose sweep found that its ranks cannot be one job
 (it links no MPI library: its ranks would be copies, and the sweep refuses more than one) is
 offered only the rank counts and nodes it was measured at, whatever the guard says
 (:func:`only_measured_ranks`; s39 tester A2: RAxML's 2 ranks, never run, alone on the front).
@@ -197,8 +198,43 @@ def extend_ranks_per_node(offer: Offer, bundle, workload: str, size: int,
     return offer
 
 
+def extend_where_familiar(offer: Offer, bundle, workload: str, size: int,
+                          partitions: Sequence["Partition"], ref: "Reference",
+                          calibration: "GuardCalibration") -> Offer:
+    """``offer`` extended by :func:`extend_ranks_per_node` for a program ``bundle`` measured,
+    judged on those of ``partitions`` whose hardware it was trained on; as it is otherwise.
+    recommend's and tune's one decision, so tune measures what recommend offers (s48 tester
+    Q6: recommend's front held an unmeasured 2 ranks per node that tune refused to run)."""
+    from hpcds1mpi.decide.trained_hardware import matching_partition
+
+    if offer.levels is None or workload not in {str(w) for w in bundle.workloads}:
+        return offer
+    familiar = [p for p in partitions if matching_partition(bundle, p) is not None]
+    if not familiar:
+        return offer
+    return extend_ranks_per_node(offer, bundle, workload, size, familiar, ref, calibration)
+
+
+def tune_offer(bundle, workload: str, size: int, partition: "Partition", model_dir) -> Offer:
+    """What ``tune`` may run of a program on ``partition`` (the model's view of it): the
+    levels it measured, and ranks per node beyond them where the guard finds them familiar,
+    as recommend offers them (:func:`extend_where_familiar`)."""
+    from hpcds1mpi.decide import guard as guard_mod
+
+    offer = offer_for(bundle, workload, [partition])
+    ref = guard_mod.reference(bundle)
+    return extend_where_familiar(offer, bundle, workload, size, [partition], ref,
+                                 guard_mod.load_calibration(bundle, model_dir, ref))
+
+
 #: How a line of levels offered beyond the measured ones says so (:func:`offer_heading`).
 _GUARD_OFFERED = "offered because the guard finds them familiar"
+
+
+def guard_offered(line: str) -> bool:
+    """Whether a line of an offer's ``left_out`` says what it offers beyond the measured
+    levels (tune says it, not as "left out")."""
+    return _GUARD_OFFERED in line
 
 
 def offer_heading(left_out: Sequence[str]) -> str:
@@ -210,7 +246,7 @@ def offer_heading(left_out: Sequence[str]) -> str:
 
     if any(line.startswith(NOTHING_FITS) for line in left_out):
         return "Offered no layout it was measured ok at (none fits the node); left out:"
-    if any(_GUARD_OFFERED in line for line in left_out):
+    if any(guard_offered(line) for line in left_out):
         return "Offered what was measured, and ranks per node the guard finds familiar; left out:"
     return "Offered only what was measured; left out:"
 
@@ -236,5 +272,5 @@ def runtime_note(bundle, workload: str) -> dict | None:
 
 
 __all__ = ["check_offer", "deck_levels", "deck_offer", "extend_ranks_per_node",
-           "most_nodes_offered", "offer_for", "offer_heading", "only_measured_ranks",
-           "runtime_note"]
+           "extend_where_familiar", "guard_offered", "most_nodes_offered", "offer_for",
+           "offer_heading", "only_measured_ranks", "runtime_note", "tune_offer"]

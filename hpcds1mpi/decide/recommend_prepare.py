@@ -124,11 +124,8 @@ def prepare(bundle, workload: str, size: int,
     ref = ref if ref is not None else guard_mod.reference(bundle)
     if calibration is None:
         calibration = guard_mod.load_calibration(bundle, model_dir, ref)
-    if offer.levels is not None and workload in {str(w) for w in bundle.workloads}:
-        familiar = [p for _, p in places if matching_partition(bundle, p) is not None]
-        if familiar:
-            offer = offer_mod.extend_ranks_per_node(offer, bundle, workload, size, familiar,
-                                                    ref, calibration)
+    offer = offer_mod.extend_where_familiar(offer, bundle, workload, size, parts, ref,
+                                            calibration)
     # a program whose ranks cannot be one job: no more nodes than measured (s39 tester A2)
     max_nodes = min((n for n in (constraints.max_nodes, offer.max_nodes) if n), default=None)
     constraints = s1.Constraints(

@@ -323,8 +323,12 @@ def offer_refusal(start: Configuration, offer, cores: int) -> str:
         return ""
     top = offer.max_ranks_per_node or cores
     if start.ranks_per_node > top:
-        return (f"ranks per node {start.ranks_per_node} is beyond the measured maximum {top} "
-                f"of {name} in --model (left out above); use --ranks-per-node at most {top}, "
+        # beyond what the guard offers past the measured maximum: say both (s48 tester Q6)
+        measured = levels.max_ranks_per_node or top
+        beyond = f"the measured maximum {measured} of {name} in --model" + (
+            f" and the {top} the guard finds familiar" if top > measured else "")
+        return (f"ranks per node {start.ranks_per_node} is beyond {beyond} (left out above); "
+                f"use --ranks-per-node at most {top}, "
                 + fix.format(option="--ranks-per-node", value=start.ranks_per_node))
     if start.threads not in (offer.threads or [1]) and start.threads in levels.threads and (
             levels.idle_threads):  # measured, and one computation at any thread count

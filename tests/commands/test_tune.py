@@ -795,3 +795,35 @@ def test_tune_into_an_out_whose_input_was_edited_names_accept_edited_inputs(tmp_
     assert "tune: note: in.txt was edited at" in res.stderr
     assert "(--accept-edited-inputs)" in res.stderr
     assert len(read_runs(tmp_path / "t.h5")) == runs + 1
+
+
+def test_tune_runs_the_ranks_per_node_recommend_offers_beyond_the_measured(tmp_path):
+    """s48 tester Q6: a program swept at 1 rank per node; recommend offered 2 (the guard
+    found them familiar) and put them on its front, but tune left them out as "beyond the
+    measured maximum", stopped after 1 of 4 runs, and refused --ranks-per-node 2. With the
+    guard's thresholds shipped in the model: lenient, tune runs 2 ranks as recommend offers
+    them; strict, recommend offers only 1 and tune still refuses 2."""
+    from hpcds1mpi.decide.guard import CALIBRATION_FILE, GuardCalibration
+
+    app, reading = sweep_timed_app(tmp_path, "--launcher", "mpiexec")
+    base = train_for_tune(tmp_path, app, reading)
+    base[base.index("--ranks-per-node") + 1] = "2"
+    shipped = tmp_path / "model" / CALIBRATION_FILE
+    ask = ["recommend", "--workload", "app", "--size", "2", "--model", "model", "--cluster",
+           "c.toml", "--json"]
+    for threshold, offered in ((1e9, True), (0.0, False)):
+        shipped.write_text(json.dumps(GuardCalibration(threshold, threshold).as_dict()))
+        rec = run_cli(ask, cwd=tmp_path, timeout=120)
+        assert rec.returncode == 0, rec.stderr[-2000:]
+        assert any(line.startswith("ranks per node 2: beyond the measured maximum 1")
+                   for line in json.loads(rec.stdout)["left_out"]) == offered, rec.stdout
+        res = run_cli([*base, "--out", f"t{threshold:g}.h5"], cwd=tmp_path, timeout=240)
+        if offered:
+            assert res.returncode == 0, res.stderr[-2000:]
+            assert "tune: ranks per node 2: beyond the measured maximum 1 for this program, " \
+                "offered because the guard finds them familiar" in res.stderr, res.stderr
+            assert "2 configurations allowed" in res.stderr, res.stderr
+            assert "run 1: N1xR2xT1-cpu-fp64 ok" in res.stderr, res.stderr
+        else:
+            assert res.returncode != 0 and "ranks per node 2 is beyond the measured maximum " \
+                "1 of app in --model (left out above)" in res.stderr, res.stderr

@@ -241,6 +241,29 @@ def test_a_partition_named_otherwise_is_judged_as_the_trained_one_it_matches(mod
         assert offer.max_ranks_per_node == 8, part.name
 
 
+def test_tune_is_offered_the_ranks_per_node_recommend_offers(model_dir, monkeypatch):
+    """s48 tester Q6: recommend offered (and put on its front) ranks per node beyond the
+    measured maximum the guard found familiar; tune never asked the guard, left them out
+    ("beyond the measured maximum") and refused a start there. Both take one decision: an
+    extension the guard accepts is in tune's space, one it refuses stays out of both."""
+    from hpcds1mpi.decide import guard as guard_mod
+    from hpcds1mpi.decide.tune_space import workload_space
+
+    bundle = load_bundle(model_dir)
+    for calibration, most in ((GuardCalibration(1e9, 1e9), 8), (GuardCalibration(0.0, 0.0), 4)):
+        monkeypatch.setattr(guard_mod, "load_calibration", lambda *a, c=calibration, **k: c)
+        rec = rec_mod.recommend(bundle, "myapp", 64, [(None, PART)], model_dir=model_dir)
+        assert max(r["ranks_per_node"] for r in _rows(rec)) == most
+        offer = offer_mod.tune_offer(bundle, "myapp", 64, PART, model_dir)
+        assert offer.max_ranks_per_node == most
+        assert [t for t in offer.left_out if "ranks per node" in t] == \
+            [t for t in rec.left_out if "ranks per node" in t]
+        space = workload_space(PART, None, max_nodes=1, offer=offer)
+        assert max(c.ranks_per_node for c in space.configs) == most
+        # tune says the line as offered, not as "left out" (:func:`guard_offered`)
+        assert any(offer_mod.guard_offered(t) for t in offer.left_out) == (most == 8)
+
+
 #: Why the program's ranks cannot be one job, as its sweep records it (s39 tester A2).
 WITHOUT_MPI = ("the program solo links no MPI library (ldd resolves every library it needs), "
                "so its ranks would run as independent copies, each doing the whole job")

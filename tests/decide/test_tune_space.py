@@ -280,6 +280,33 @@ def test_start_settings_the_models_offer_left_out_are_refused_for_that_reason(mo
         Configuration(1, 1, 1)
 
 
+def test_a_start_beyond_the_ranks_per_node_the_guard_offers_names_both_limits(monkeypatch):
+    """s48 tester Q6: tune takes recommend's offer, whose ranks per node may go beyond the
+    measured maximum where the guard finds them familiar. A start inside that extension
+    runs; one beyond it is refused naming the measured maximum and the guard's, not as
+    "beyond the measured maximum 2" (2 was never measured)."""
+    from hpcds1mpi.surrogates.levels import MeasuredLevels
+    from hpcds1mpi.surrogates.measured_offer import measured_offer
+
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    four = Partition("here", cores_per_node=4, memory_gb=8, max_nodes=1)
+    offer = measured_offer(MeasuredLevels("mrbayes", True, ("fp64",), ("cpu",), (1,), (1,),
+                                          (1,)), ["cpu"], 4)
+    offer.max_ranks_per_node = 2  # as extend_ranks_per_node leaves it: the guard accepts 2
+    space = tune_space.workload_space(four, None, max_nodes=1, cores_per_node=4, offer=offer)
+    assert {c.ranks_per_node for c in space.configs} == {1, 2}
+    assert tune_space.start_config(space, {"ranks_per_node": 2}, nodes=1, cores=4,
+                                   partition=four, kernel=None, offer=offer) == \
+        Configuration(1, 2, 1)
+    with pytest.raises(ConfigError) as refused:
+        tune_space.start_config(space, {"ranks_per_node": 3}, nodes=1, cores=4,
+                                partition=four, kernel=None, offer=offer)
+    assert str(refused.value).startswith(
+        "your settings N1xR3xT1-cpu-fp64: ranks per node 3 is beyond the measured maximum 1 "
+        "of mrbayes in --model and the 2 the guard finds familiar (left out above); use "
+        "--ranks-per-node at most 2, drop --model"), str(refused.value)
+
+
 def test_tunes_first_line_says_what_the_allowed_count_is_made_of():
     """tune said "6 configurations allowed (1 node(s) x 2)": 1 x 2 is not 6, and the 2 (the
     cores per node) had no unit (s40 tester D14)."""
