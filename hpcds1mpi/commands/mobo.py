@@ -75,9 +75,10 @@ def command(model_dir, analytic, workload, size, cluster_file, partition, object
         raise ConfigError(f"--budget must be at least 1, got {budget}")
     check_output_folder(out_dir, "mobo outputs")  # before the work, not after it
     _check_own_outputs(out_dir)
-    from hpcds1mpi.output_paths import refuse_inside_model
+    from hpcds1mpi.output_paths import refuse_inside_bundle, refuse_inside_model
 
     refuse_inside_model(out_dir, model_dir, what="mobo outputs")  # learn then refused it (M11)
+    refuse_inside_bundle(out_dir, what="mobo outputs")  # another bundle (s48 review RX2)
     node_counts = node_counts if space == "full" else "all"  # the nodes space has every count
     problem, part, source, left_out, outside, too_big = _problem(
         model_dir, analytic, workload, size, cluster_file, partition, columns, space,

@@ -173,9 +173,10 @@ def command(kernel, program, label, size, out, model_dir, objective, budget, tim
     # the program is checked once the folder it runs in is known: the model's (s37 tester G4)
     _check_before_running(out, timeout=timeout, min_time=min_time, max_repeats=max_repeats,
                           min_repeats=min_repeats, time_budget=time_budget)
-    from hpcds1mpi.output_paths import refuse_inside_model
+    from hpcds1mpi.output_paths import refuse_inside_bundle, refuse_inside_model
 
     refuse_inside_model(out, model_dir, what="telemetry")  # learn then refused it (M11)
+    refuse_inside_bundle(out, what="telemetry")  # another bundle, as sweep (s48 review RX2)
     if kernel is not None:
         from hpcds1mpi import kernels as registry
 

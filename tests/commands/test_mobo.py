@@ -185,6 +185,25 @@ def test_a_model_bundle_or_quickstart_folder_is_refused_as_out(tmp_path, cluster
     assert snapshot(tmp_path) == before and is_bundle(bundle)
 
 
+def test_an_out_inside_another_bundle_is_refused(tmp_path, cluster_file, capsys):
+    """s48 review RX2: `mobo --out OTHER_MODEL/front` wrote into that bundle (only the bundle
+    itself and --model's were refused), which learn then refused as "not a hpcds1mpi bundle"."""
+    from hpcds1mpi.cli import main
+    from tests.badinput.harness import snapshot
+
+    bundle = tmp_path / "other_model"
+    bundle.mkdir()
+    (bundle / "manifest.json").write_text(json.dumps(
+        {"format_version": 1, "targets": ["runtime_s"], "feature_spec": {}}))
+    before = snapshot(tmp_path)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*ANALYTIC, "--cluster", str(cluster_file), "--out", str(bundle / "front")])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and err.count("\n") == 1, err
+    assert "model bundle" in err and str(bundle) in err, err
+    assert snapshot(tmp_path) == before
+
+
 def test_the_out_check_reads_the_bundle_keys_of_output_paths(tmp_path, monkeypatch):
     """mobo's own --out check tells a bundle by output_paths.BUNDLE_KEYS, the one set that
     ingest, telemetry and sweep read (it had a copy of its own, s48 left by fixer C): a

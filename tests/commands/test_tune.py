@@ -759,6 +759,24 @@ def test_an_out_inside_the_model_bundle_is_refused_before_anything_runs(tmp_path
     assert not any(model.iterdir())
 
 
+def test_an_out_inside_another_bundle_is_refused_before_anything_runs(tmp_path, capsys):
+    """s48 review RX2: sweep refuses an --out inside any bundle since s48; a kernel tune's
+    trials then each "crashed" on that refusal (budget spent, exit 1), and a program's tune
+    wrote into the other bundle, which learn then refused as "not a hpcds1mpi bundle"."""
+    import json as _json
+
+    from tests.badinput.harness import assert_usage, invoke
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "manifest.json").write_text(_json.dumps(
+        {"format_version": 1, "targets": ["runtime_s"], "feature_spec": {}}))
+    res = invoke(capsys, ["tune", "--kernel", "stencil", "--size", "24", "--out",
+                          other / "t.h5", "--budget", "1", "--launcher", "mpiexec"])
+    assert_usage(res, f"--out {other / 't.h5'} is inside the model bundle {other}")
+    assert sorted(p.name for p in other.iterdir()) == ["manifest.json"]
+
+
 def test_tune_into_an_out_whose_input_was_edited_names_accept_edited_inputs(tmp_path):
     """s47 (K7 left): sweep has --accept-edited-inputs since session 47, tune had none: a tune
     into an --out whose input (``in.txt``) was edited was refused naming a new --out only, and
