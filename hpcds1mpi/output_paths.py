@@ -125,7 +125,8 @@ def refuse_inside_bundle(out: str | os.PathLike | None, option: str = "--out",
     """Refuse output ``out`` inside any model bundle folder, before anything is written: a
     command that takes no ``--model`` (``ingest``, ``telemetry export`` / ``merge``, ``sweep``)
     had written into one, which learn and train then refused as "not a hpcds1mpi bundle" (s47
-    left, as M11; merge s48).
+    left, as M11; merge s48), as had ``tune`` and ``mobo`` into another bundle than their
+    ``--model`` (s48 review RX2).
 
     Raises:
         OutputError: (exit 2) in one line naming the bundle and what to do.
