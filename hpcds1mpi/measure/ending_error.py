@@ -39,8 +39,10 @@ from hpcds1mpi.measure.none_counted import counts_none
 from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
 
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
-#: LAMMPS's "ERROR on proc 0: ...", Quantum ESPRESSO's "Error in routine latgen (99):", "***
-#: ERROR: ...", "Fatal error: ...", "FATAL: ...", Intel Fortran's "forrtl: severe (29): file
+#: LAMMPS's "ERROR on proc 0: ...", BAGEL's "ERROR ON MPI PROCESS 1: EXCEPTION RAISED: ..." (its
+#: "ERROR: EXCEPTION RAISED: ..." at 2+ ranks: failed at 1 rank, the same run was stored ok at
+#: 2, s48 tester O7), Quantum ESPRESSO's "Error in routine latgen (99):", "*** ERROR: ...",
+#: "Fatal error: ...", "FATAL: ...", Intel Fortran's "forrtl: severe (29): file
 #: not found", a C program's "prog: error: ..." / "prog: fatal error: ..." (not a launcher's or
 #: a library's: srun's "srun: error: Not using a pseudo-terminal", slurmstepd's, hwloc's: s30
 #: tester R2), C++'s "terminate called after throwing ...". Not a Python traceback's last line:
@@ -48,7 +50,7 @@ from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines,
 #: ("Exception ignored in: ..." at shutdown, a BrokenPipeError: s30 tester R1).
 ERROR_LINE = re.compile(
     r"^(?:\*+\s*)?(?:fatal\s+error|error|fatal)\b\s*(?:\([^)]*\))?"
-    r"(?:\s+(?:on\s+proc(?:ess)?\s+\d+|in\s+routine\s+[^:]*|in\s+[\w.:/-]+))?\s*[:!]"
+    r"(?:\s+(?:on\s+(?:mpi\s+)?proc(?:ess)?\s+\d+|in\s+routine\s+[^:]*|in\s+[\w.:/-]+))?\s*[:!]"
     r"|^forrtl:\s+severe\b"
     r"|^(?!(?:srun|slurmstepd|salloc|sbatch|hwloc|mpirun|mpiexec|orterun|orted|prterun|prted|"
     r"prte|pmix|ucx|libfabric|hydra\w*|mca\w*)\b)[\w./-]+:\s+(?:fatal\s+)?error:"

@@ -330,3 +330,33 @@ def test_a_long_last_line_is_read_in_linear_time(last):
     start = time.perf_counter()
     assert ending_error(f"step 1\n{last}\n", "") == ""
     assert time.perf_counter() - start < 0.5  # ~0.03 s here
+
+
+def test_bagels_error_at_2_ranks_under_exit_0_is_failed_as_at_1_rank():
+    """Was (s48 tester O7): BAGEL's "ERROR ON MPI PROCESS N: EXCEPTION RAISED: ..." (exit 0,
+    nothing computed) was stored ok with its time and no note at 2 ranks, while its 1-rank
+    "ERROR: EXCEPTION RAISED: ..." made the same run failed."""
+    stdout = (OUTPUTS / "bagel-unknown-method-2ranks.stdout").read_text()
+    assert classify({**BASE, "stdout": stdout}, 60) == (
+        "failed", "exit 0, but the program ended with: ERROR ON MPI PROCESS 1: EXCEPTION "
+        "RAISED:  HFF : unknown method")
+    one_rank = stdout[:stdout.index("  ERROR ON")] + \
+        "  ERROR: EXCEPTION RAISED:  HFF : unknown method\n"
+    assert classify({**BASE, "stdout": one_rank}, 60)[0] == "failed"
+
+
+def test_bagels_error_under_advice_gets_the_same_note_at_1_and_2_ranks():
+    """s48 tester O7: BAGEL's missing basis, its advice line under each rank's error (exit 0):
+    ok with the "the program said" note at 1 rank, and had no note at 2 ranks."""
+    from hpcds1mpi.measure.convergence import convergence_warning
+
+    error = ("EXCEPTION RAISED:  no-such-basis cannot be opened. Please see if the file is in "
+             "/usr/share/bagel.")
+    advice = "  You can also specify the full path to the basis file.\n"
+    for stdout, said in ((f"  * METHOD: MOLECULE  0.05\n\n  ERROR: {error}\n{advice}",
+                          f"ERROR: {error}"),
+                         (f"  * METHOD: MOLECULE  0.05\n\n  ERROR ON MPI PROCESS 0: {error}\n"
+                          f"{advice}  ERROR ON MPI PROCESS 1: {error}\n{advice}",
+                          f"ERROR ON MPI PROCESS 1: {error}")):
+        assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+        assert convergence_warning(stdout, "")[0] == said
