@@ -33,14 +33,19 @@ import shlex
 #: "convergence NOT achieved", ABINIT's "nstep 2 was not enough SCF cycles to converge",
 #: "did not converge", "failed to converge", "no convergence", "unconverged"; Elk's "failed to
 #: reach self-consistency" and "Reached self-consistent loops maximum" (s30 tester L4),
-#: "self-consistency not reached", Gaussian's "Convergence failure".
+#: "self-consistency not reached", Gaussian's "Convergence failure"; BAGEL's "* Max iteration
+#: reached in SCF." (s48 tester O3: kept ok with no note), "maximum number of iterations reached",
+#: not a tally or a setting ("Max iterations reached: 0", "max iterations reached = false").
 NOT_CONVERGED = re.compile(r"\bNOT\s+converged?\b|\bconvergence\s+(NOT|never)\s+(achieved|reached)"
                            r"\b|\b(did|does|could)\s*n[o']t\s+converge\b|\bfailed\s+to\s+"
                            r"(converge\b|reach\s+(self[- ]?consistency|convergence)\b)|"
                            r"\bself[- ]?consistency\s+(was\s+)?(not|never)\s+(achieved|reached)\b|"
                            r"\breached\s+self[- ]?consistent\s+loops\s+maximum\b|"
                            r"\bconvergence\s+failure\b|\bno\s+convergence\b|\bnot\s+enough\b.{0,40}"
-                           r"\bto\s+converge\b|\bunconverged\b", re.IGNORECASE)
+                           r"\bto\s+converge\b|\bunconverged\b|"
+                           r"\bmax(?:imum)?\.?\s+(?:number\s+of\s+)?iterations?\s+"
+                           r"(?:(?:was|were|has\s+been)\s+)?reached\b(?!\s*[:=?])",
+                           re.IGNORECASE)
 #: The header of a YAML warning document about convergence (ABINIT's
 #: "--- !ScfConvergenceWarning", "--- !RelaxConvergenceWarning").
 CONVERGENCE_DOCUMENT = re.compile(r"^--- !(\w*Converg\w*)\s*$", re.IGNORECASE)

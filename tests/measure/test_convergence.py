@@ -41,10 +41,29 @@ def test_a_solvers_own_not_converged_line_is_quoted():
         "Convergence failure"
 
 
+def test_bagels_scf_that_reached_its_iteration_limit_is_quoted():
+    """Was (s48 tester O3): BAGEL's "* Max iteration reached in SCF." (maxiter 2, exit 0) was
+    kept ok with no note, a 2-iteration SCF timed as the computation."""
+    from hpcds1mpi.measure.convergence import convergence_note
+    from tests.measure.test_ending_error import OUTPUTS
+
+    stdout = (OUTPUTS / "bagel-scf-max-iteration.stdout").read_text()
+    said = convergence_warning(stdout, "")
+    assert said == ("* Max iteration reached in SCF.", "Max iteration reached")
+    assert convergence_note("bagel size 8", *said).endswith("--fail-regex 'Max iteration reached'")
+    assert convergence_warning((OUTPUTS / "bagel-scf-converged.stdout").read_text(), "") == \
+        ("", "")
+    assert convergence_warning("maximum number of iterations reached (200)\n", "")[1] == \
+        "maximum number of iterations reached"
+
+
 def test_a_converged_run_says_nothing():
     for text in (" SCF run converged in 9 steps\n", "convergence achieved after 7 iterations\n",
                  " Convergence targets achieved\n", "self-consistency reached in 12 loops\n",
-                 "--- !WARNING\nmessage: |\n    nband too small\n...\n"):
+                 "--- !WARNING\nmessage: |\n    nband too small\n...\n",
+                 # a tally, a setting, a limit not reached (s48: BAGEL's wording, O3)
+                 "Max iterations reached: 0\n", "max iterations reached = false\n",
+                 "max iterations: 100\n", "Max iterations not reached\n"):
         assert convergence_warning(text, "") == ("", "")
 
 
