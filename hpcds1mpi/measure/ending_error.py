@@ -36,7 +36,8 @@ import re
 
 from hpcds1mpi.measure.error_explanation import explanation
 from hpcds1mpi.measure.none_counted import counts_none
-from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, with_message
+from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, raw_lines, \
+    with_message
 
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
 #: LAMMPS's "ERROR on proc 0: ...", BAGEL's "ERROR ON MPI PROCESS 1: EXCEPTION RAISED: ..." (its
@@ -85,6 +86,7 @@ def ending_error(stdout: str, stderr: str) -> str:
 
     for text in (stdout, stderr):
         kept = ["" if RUNTIME_NOTE.match(ln) else ln for ln in kept_lines(text)]
+        raw = raw_lines(text)
         end = next((i for i in range(len(kept) - 1, -1, -1) if kept[i]), None)
         if end is None:
             continue
@@ -92,7 +94,7 @@ def ending_error(stdout: str, stderr: str) -> str:
         while start > 0 and kept[start - 1]:  # the last paragraph: a title over its message
             start -= 1
         for i in range(start, end + 1):
-            if (found := _error_line(kept, i)) is None:
+            if (found := _error_line(kept, i, raw)) is None:
                 continue
             said, last = found
             if (more := explanation(kept, last, end)) is not None:  # s46 tester H4
@@ -193,17 +195,19 @@ def search_done(cause: str, after: str) -> bool:
         bool(_TALLY_AFTER.match(after))
 
 
-def _error_line(kept: list[str], i: int) -> tuple[str, int] | None:
+def _error_line(kept: list[str], i: int, raw: list[str]) -> tuple[str, int] | None:
     """``(said, last)`` where ``kept[i]`` states the program's own error (:data:`ERROR_LINE`,
     :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`): the line with its message
-    (:func:`~hpcds1mpi.measure.program_lines.with_message`) and the index of its last line;
+    (:func:`~hpcds1mpi.measure.program_lines.with_message`, read in the stream's ``raw``
+    lines: an empty title's message is its indented continuation, s48 tester O1) and the
+    index of its last line;
     None for any other line, a report of no error, a log record, a check that passed, or an
     error title over a value ("Error:" over "1.2e-05")."""
     ln = kept[i]
     if not ln or not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or \
             NO_ERROR.search(ln) or LOG_RECORD.match(ln) or _PASSED.search(ln):
         return None
-    said, last = with_message(kept, i)
+    said, last = with_message(kept, i, raw)
     return None if _is_value(said) else (said, last)
 
 
@@ -233,9 +237,9 @@ def error_then_abort(stdout: str, stderr: str) -> tuple[str, str]:
     from hpcds1mpi.measure.printable import clipped, printable
 
     for text in (stdout, stderr):
-        kept = kept_lines(text)
+        kept, raw = kept_lines(text), raw_lines(text)
         for i in range(len(kept)):
-            if (found := _error_line(kept, i)) is None:
+            if (found := _error_line(kept, i, raw)) is None:
                 continue
             said, last = found
             for later in kept[last + 1:]:
@@ -266,9 +270,9 @@ def mid_run_error(stdout: str, stderr: str) -> tuple[str, str]:
     from hpcds1mpi.measure.printable import clipped, printable
 
     for text in (stdout, stderr):
-        kept = kept_lines(text)
+        kept, raw = kept_lines(text), raw_lines(text)
         for i in range(len(kept) - 1, -1, -1):
-            if (found := _error_line(kept, i)) is None or WENT_ON.search(found[0]):
+            if (found := _error_line(kept, i, raw)) is None or WENT_ON.search(found[0]):
                 continue
             line = kept[i]
             title = _TITLE_END.search(line) or re.search(r"[:!]\s*", line)

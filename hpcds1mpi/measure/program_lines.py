@@ -155,18 +155,28 @@ def _error_of(kept: list[str], tag: str | None, joined: set[int]) -> int | None:
     return above
 
 
-def with_message(lines: list[str], i: int) -> tuple[str, int]:
+def with_message(lines: list[str], i: int, raw: list[str] | None = None) -> tuple[str, int]:
     """``lines[i]``, followed by its message when it is a title that ends at its colon: the
     paragraph under it, joined ("Fortran runtime error:" alone on its line; GROMACS's "Fatal
     error:" over a wrapped message; Quantum ESPRESSO's "Error in routine latgen (99):" over
     "nonexistent bravais lattice"; OpenFOAM's "FOAM FATAL ERROR:" up to its "From ..."), any
     other line by a parenthesised remark right under it (:data:`REMARK_LINE`); and the index
-    of the last line used."""
+    of the last line used.
+
+    Given the stream's ``raw`` lines (:func:`raw_lines`, indexed as ``lines``), as a verdict
+    reads them (:mod:`~hpcds1mpi.measure.ending_error`), a title other than a
+    :data:`SPECIFIC_LINE` one (whose formats put the message under it) takes only the lines
+    under it indented deeper than itself, its message's continuation ("Error:" over
+    "  1.2e-10"), never the program's later output: gretl's "Error: " printed with an empty
+    message, then "work done" and its time line, was one error line ending the output, and
+    the exit-0 run failed where "Error: x" on one line is ok with a note (s48 tester O1)."""
     ln, last = lines[i], i
     if ln.endswith(":"):
+        own = None if raw is None or SPECIFIC_LINE.search(ln) else _indent(raw[i])
         while last + 1 < len(lines):  # not a slice: that copied the rest of the output per
             nxt = lines[last + 1]  # title, quadratic in 64 KB of "ERROR:" lines (s29 H2)
-            if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt):
+            if not nxt or len(ln) > MESSAGE_CHARS or MESSAGE_END.match(nxt) or \
+                    (own is not None and _indent(raw[last + 1]) <= own):
                 break
             ln, last = f"{ln} {nxt}", last + 1
     elif last + 1 < len(lines) and REMARK_LINE.match(lines[last + 1]) and \
@@ -175,10 +185,21 @@ def with_message(lines: list[str], i: int) -> tuple[str, int]:
     return ln, last
 
 
+def _indent(line: str) -> int:
+    """How many whitespace characters ``line`` starts with."""
+    return len(line) - len(line.lstrip())
+
+
+def raw_lines(text: str) -> list[str]:
+    """The lines of a stream's last 20,000 characters as written, those :func:`kept_lines`
+    reads, indexed as it gives them."""
+    return text[-20000:].splitlines()
+
+
 def kept_lines(text: str) -> list[str]:
     """The lines of a stream's last 20,000 characters, "" where the program did not write
     them (:func:`program_lines`)."""
     from hpcds1mpi.measure.framed_boxes import framed_boxes
 
-    lines = [ln.strip() for ln in text[-20000:].splitlines()]
+    lines = [ln.strip() for ln in raw_lines(text)]
     return program_lines(lines, framed_boxes(lines))

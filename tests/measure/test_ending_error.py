@@ -360,3 +360,39 @@ def test_bagels_error_under_advice_gets_the_same_note_at_1_and_2_ranks():
                           f"ERROR ON MPI PROCESS 1: {error}")):
         assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
         assert convergence_warning(stdout, "")[0] == said
+
+
+@pytest.mark.parametrize("stdout", [
+    "Error: \nwork done\nelapsed (max over 2 ranks): 0.2500 seconds\n",
+    # hansl's catch + printf "Error: %s\n", errmsg($error) at 2 ranks, errmsg empty
+    "Error: \nError: \nelapsed (max over 2 ranks): 0.0076 seconds\n",
+])
+def test_an_empty_error_title_mid_run_is_noted_as_a_one_line_error_is(stdout):
+    """Was (s48 tester O1): gretl's "Error: " with nothing after its colon took every line under
+    it, its time line too, as its message, so the exit-0 run was failed "ended with: Error: work
+    done elapsed ..."; "Error: matrix is singular" there was ok with a note."""
+    from hpcds1mpi.measure.convergence import convergence_warning
+
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+    assert convergence_warning(stdout, "") == ("Error:", "Error:")
+    one_line = stdout.replace("Error: \n", "Error: matrix is singular\n", 1)
+    assert classify({**BASE, "stdout": one_line}, 60) == ("ok", "")
+
+
+def test_a_sweep_keeps_the_time_of_a_run_that_printed_an_empty_error_title(tmp_path):
+    """s48 tester O1, as the sweep runs it: ok, its printed time kept, the note given."""
+    from hpcds1mpi.records import telemetry
+    from tests.helpers import run_cli
+
+    app = tmp_path / "wB.sh"
+    app.write_text("#!/bin/sh\nprintf 'Error: \\n'\nsleep 0.3\necho 'work done'\n"
+                   "echo 'elapsed (max over 1 ranks): 0.2500 seconds'\n")
+    app.chmod(0o755)
+    proc = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "gw", "--sizes", "100",
+                    "--time-regex", r"elapsed \(max over \d+ ranks\): ([0-9.]+) seconds",
+                    "--min-time", "0", "--min-repeats", "1", "--max-repeats", "1",
+                    "--no-progress", "--out", str(tmp_path / "gw.h5")], timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ok, but the program said \"Error:\"; its time is kept" in proc.stderr, proc.stderr
+    runs = telemetry.read_runs(tmp_path / "gw.h5")
+    assert list(runs["status"]) == ["ok"] and list(runs["runtime_s"]) == [0.25]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.measure.program_lines import kept_lines, with_message
+from hpcds1mpi.measure.program_lines import kept_lines, raw_lines, with_message
 
 #: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
 OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
@@ -87,3 +87,26 @@ def test_a_parenthesised_remark_under_an_error_line_is_joined_to_it():
                                                                "(see the manual)"],
                   ["Error: bad input", "(see) the manual"]):
         assert with_message(other, 0) == ("Error: bad input", 0)
+
+
+@pytest.mark.parametrize("text, said, last", [
+    # s48 tester O1: gretl's "Error: " with an empty message, then its ordinary output
+    ("Error: \nwork done\nelapsed (max over 2 ranks): 0.2500 seconds\n", "Error:", 0),
+    ("  Error in routine x (1):\n  step 2\n", "Error in routine x (1):", 0),
+    # an empty title's continuation is its indented lines, up to the output at its indentation
+    ("Error:\n  1.2e-10\n", "Error: 1.2e-10", 1),
+    ("Error:\n\tcannot open in.dat\n\tunit 10\nelapsed 0.25 s\n",
+     "Error: cannot open in.dat unit 10", 2),
+    # a known format's title takes the paragraph under it, indented or not
+    ("Fortran runtime error:\nCannot open file 'LU.dat'\n",
+     "Fortran runtime error: Cannot open file 'LU.dat'", 1),
+])
+def test_an_empty_titles_message_is_its_continuation_not_the_later_output(text, said, last):
+    kept = kept_lines(text)
+    assert with_message(kept, 0, raw_lines(text)) == (said, last)
+
+
+def test_without_the_raw_lines_a_title_takes_its_paragraph_as_before():
+    """A failed launch's reason (its verdict made) still quotes the paragraph under a title."""
+    kept = kept_lines("Error:\nwork done\n")
+    assert with_message(kept, 0) == ("Error: work done", 1)
