@@ -83,7 +83,7 @@ from hpcds1mpi.measure.setup_command import failed_in_setup, set_up
 from hpcds1mpi.measure.stopped_sweep import Terminated, on_sigterm, stop_interrupted
 from hpcds1mpi.measure.thread_use import busy_per_rank, thread_notes
 from hpcds1mpi.measure.unwritten_output import unwritten_problem
-from hpcds1mpi.measure.workdirs import made_folders, shared_folder_note, workdir_of
+from hpcds1mpi.measure.workdirs import made_folders, own_folders, shared_folder_note, workdir_of
 
 
 class _OutWritten(Exception):
@@ -98,10 +98,12 @@ def _check_out(writer) -> None:
 
 
 def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, readings,
-             spec: RunSpec, program: str = "", accounting=None, check=None) -> dict:
+             spec: RunSpec, program: str = "", accounting=None, check=None,
+             own_folder: bool = False) -> dict:
     """Warm-up launches, then repeats until ``min_repeats`` and ``min_time`` (at most
     ``max_repeats``); stops at the first launch that is not ``ok`` (its status is the run's).
-    ``check``: called after each launch (it raises to stop the sweep).
+    ``check``: called after each launch (it raises to stop the sweep). ``own_folder``: the
+    configuration has a ``--workdir`` folder of its own.
 
     Raises:
         LaunchError: the launcher could not start the program, or ``--ranks-regex`` says a
@@ -115,7 +117,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     status, error, code, warning = OK, "", 0, ("", "")
     args = format_command(dict(spec.extra)["command"], spec)[1:]
     folders = RepeatFolders(cwd, readings.say, f"{spec.workload} size {spec.size} "
-                            f"{spec.config.label()}")  # s38 tester A2, A3
+                            f"{spec.config.label()}", own_folder)  # s38 A2, A3; s48 Q2
     attempt = -1
     while (attempt := attempt + 1) < plan.warmup + plan.max_repeats:
         with folders.folder() as where, readings.output_lock(  # F3, s33 D6: one launch at a
@@ -154,7 +156,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                        fom_miss_problem(readings, found, (result["stdout"],  # s44 M3
                                                           result["stderr"]))):
                 status, error = "failed", why
-        if folders.again(result, status):  # collided on the first launch's outputs: again
+        if folders.again(result, status, error):  # collided on earlier outputs: again
             attempt -= 1
             continue
         readings.stop_over_wall(found)  # the regex's reading, no failure of it (s46 H2)
@@ -374,7 +376,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                                 plan.timeout)
                 m = failed or _measure(launched, env, workdir_of(workdir, spec), plan, readings,
                                        spec, format_command(program, spec)[0], accounting,
-                                       check=lambda: _check_out(writer))
+                                       check=lambda: _check_out(writer),
+                                       own_folder=own_folders(workdir, plan.runs))
                 _check_out(writer)  # its --setup, or a launch's check
             except _OutWritten as exc:
                 stop_overwritten(writer, row, spec, out, str(exc))

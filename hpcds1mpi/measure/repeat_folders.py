@@ -47,6 +47,15 @@ writable, inside it, and removed after the launch with the links (never their ta
 first launch's outputs stay in the folder. It is said once per configuration. A fresh repeat
 that fails is the run's failure, its reason saying it ran in a fresh folder.
 
+A **first** launch that fails saying a thing already exists refuses outputs an earlier run
+left in the folder (ExaML's "output files with the run ID <r> already exist", after the sweep
+that measured it, s48 tester Q2, Q3: stored as the layout's failure, it had vetoed layouts a
+model measured ok there, and replaced an ok row when a sweep was measured again). It runs
+again, once, in a fresh folder linking the folder's entries but those its error names (whole,
+or by a word it quotes: ``<r>`` names ``ExaML_info.r``; :func:`leftovers`); only a failure
+there is the run's. Where its error names none of them, nothing tells the inputs from the
+leftovers: it stays the run's failure, with the advice.
+
 Decided so, rather than a fresh folder for every repeat or an option: a program that is fine
 (rewrites its outputs, or writes none) runs exactly as before, in its folder, and a user need
 not know in advance that the program refuses its outputs; the fresh folder is made only where
@@ -87,6 +96,9 @@ OWN_LOCK = ".hpcds1mpi-lock"
 _NUMBER = re.compile(r"[-+]?\b0[xX][0-9a-fA-F]+|[-+]?\d[\d.,:eE+-]*")
 #: Words of a program that replaces what it found: no collision.
 _GOES_ON = re.compile(r"(?<!not )\boverwrit(es|ing|ten)\b|(?<!not )\breplac(es|ing)\b", re.IGNORECASE)
+#: A word an error line quotes (``<r>``, ``'out'``, ``"x"``, `` `x` ``, ``[x]``): a run ID or
+#: name the earlier outputs carry.
+_QUOTED = re.compile(r"<([^<>\s]+)>|'([^'\s]+)'|\"([^\"\s]+)\"|`([^`\s]+)`|\[([^\[\]\s]+)\]")
 
 
 def entries(folder: str | None) -> set[str]:
@@ -97,6 +109,28 @@ def entries(folder: str | None) -> set[str]:
                 if not n.startswith(FRESH) and not n.endswith(OWN_LOCK)}
     except OSError:
         return set()
+
+
+def leftovers(error: str, names: set[str]) -> set[str]:
+    """The entries of ``names`` (a folder's) that ``error``, a first launch's refusal of what
+    is already there, names: whole, or by a word it quotes, found in the name between
+    non-alphanumeric marks (``<run_8000_1>`` names ``ExaML_info.run_8000_1``, not
+    ``run_8000_10``)."""
+    from hpcds1mpi.measure.argument_files import _names
+
+    quoted = {os.path.basename(next(g for g in m.groups() if g).rstrip("/"))
+              for m in _QUOTED.finditer(error)} - {""}
+    marks = [re.compile(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])")
+             for word in quoted]
+    return {name for name in names
+            if _names(error, name) or any(mark.search(name) for mark in marks)}
+
+
+def refuses_leftovers(error: str) -> bool:
+    """Whether a failed launch's reason says the program refused a thing already there."""
+    from hpcds1mpi.measure.argument_files import EXISTING
+
+    return bool(error and EXISTING.search(error))
 
 
 def _error_lines(result: dict) -> dict[str, str]:
@@ -225,15 +259,18 @@ class RepeatFolders:
         folder: the configuration's folder (None: the current one).
         say: called with the note, once (None: not said).
         label: the configuration, for the note.
+        own_folder: the configuration has a ``--workdir`` folder of its own (then the advice
+            never asks for one: s48 tester Q3).
     """
 
-    def __init__(self, folder: str | None, say=None, label: str = ""):
-        self.home, self.say, self.label = folder, say, label
+    def __init__(self, folder: str | None, say=None, label: str = "", own_folder: bool = False):
+        self.home, self.say, self.label, self.own = folder, say, label, own_folder
         self.before = entries(folder)
         self.first: dict | None = None
         self.created: set[str] = set()
         self.fresh = False  # the launches from now on run in fresh folders
         self.launches = self.collided = 0
+        self.left = ""  # the earlier outputs a first launch refused, named (s48 tester Q2)
 
     @contextmanager
     def folder(self):
@@ -254,43 +291,71 @@ class RepeatFolders:
         finally:
             shutil.rmtree(fresh, ignore_errors=True)
 
-    def again(self, result: dict, status: str) -> bool:
-        """Whether the launch just made (``result``, of ``status``) collided on what the first
-        left: it is measured again in a fresh folder. The first ``ok`` launch is kept as the
-        one later ones are compared with, with what it created."""
+    def again(self, result: dict, status: str, error: str = "") -> bool:
+        """Whether the launch just made (``result``, of ``status``, failed for ``error``)
+        collided on what the first left, or is a first launch that refused what an earlier run
+        left (:meth:`_refused_first`): it is measured again in a fresh folder. The first
+        ``ok`` launch is kept as the one later ones are compared with, with what it created."""
         from hpcds1mpi.config import OK
         from hpcds1mpi.measure.printable import clipped
 
         if self.first is None:
             if status == OK:
-                self.first, self.created = result, entries(self.home) - self.before
-            return False
+                self.first = result
+                self.created = set() if self.fresh else entries(self.home) - self.before
+                return False
+            return self._refused_first(error)
         ran = status == OK and ran_its_work(self.first, result)  # s44: a cold first launch
         if self.fresh or not (line := collision(self.first, result, self.created, ran)):
             return False
         self.fresh, self.collided = True, self.launches
         if self.say:
-            made = ", ".join(sorted(self.created)[:3]) + (", ..." if len(self.created) > 3 else "")
             self.say(f"note: {self.label}: launch {self.launches} said {clipped(line, 160)!r}, "
-                     f"which launch 1 did not, after launch 1 created {made} in "
+                     f"which launch 1 did not, after launch 1 created {_shown(self.created)} in "
                      f"{self.home or 'the current folder'}: every repeat runs the same command "
                      "in one folder, so that launch is not measured and it and the rest run "
                      "again, each in a fresh folder linking the folder's earlier files (removed "
                      "after; launch 1's outputs are kept)")
         return True
 
+    def _refused_first(self, error: str) -> bool:
+        """Whether a failed first launch refused outputs an earlier run left (see the module):
+        then it, and every launch after it, runs in a fresh folder without them."""
+        from hpcds1mpi.measure.printable import clipped
+
+        if self.fresh or self.launches != 1 or not refuses_leftovers(error) or \
+                not (left := leftovers(error, self.before)):
+            return False
+        self.before -= left
+        self.fresh, self.left = True, _shown(left)
+        if self.say:
+            self.say(f"note: {self.label}: launch 1 said {clipped(error, 160)!r}: the program "
+                     f"refuses outputs an earlier run left in {self.home or 'the current folder'}"
+                     f" ({self.left}), so it runs again, and so does every repeat, each in a "
+                     "fresh folder linking the folder's other files (removed after; the earlier "
+                     "outputs are kept)")
+        return True
+
     def reason(self, error: str) -> str:
         """A failed launch's reason, saying where it ran when that was a fresh folder, or that
         the program refuses outputs an earlier run left where its reason says a thing already
         exists (A3: "fix the command" had been all the advice)."""
-        from hpcds1mpi.measure.argument_files import EXISTING
-
-        if error and not self.fresh and EXISTING.search(error) and "of its command line" \
-                not in error:
+        if self.left and error:
+            return (f"{error} (in a fresh folder without {self.left}, which an earlier run left "
+                    f"in {self.home or 'the current folder'} and launch 1 refused)")
+        if not self.fresh and refuses_leftovers(error) and "of its command line" not in error:
+            # its own folder, filled by an earlier sweep, needs no "--workdir" (s48 tester Q3)
+            apart = ("or sweep into new, empty --workdir folders" if self.own else
+                     "or give --workdir per configuration")
             return (f"{error} (the program refuses outputs already in its folder, which an "
                     "earlier run left: remove them, or name the outputs per run with "
-                    "placeholders, or give --workdir per configuration)")
+                    f"placeholders, {apart})")
         if not self.fresh or not error:
             return error
         return (f"{error} (in a fresh folder, after launch {self.launches - 1} had collided "
                 "on what launch 1 left in the configuration's folder)")
+
+
+def _shown(names: set[str]) -> str:
+    """Up to three of ``names``, sorted, and "..." for more."""
+    return ", ".join(sorted(names)[:3]) + (", ..." if len(names) > 3 else "")

@@ -129,6 +129,13 @@ def shared_folder_note(workdir: str | None, runs: Iterable[RunSpec]) -> str:
             "program's input")
 
 
+def own_folders(workdir: str | None, runs: Iterable[RunSpec]) -> bool:
+    """Whether ``workdir`` has placeholders giving each of ``runs`` a folder of its own."""
+    runs = list(runs)
+    return bool(workdir) and "{" in workdir and \
+        len({workdir_of(workdir, spec) for spec in runs}) == len(runs)
+
+
 #: Placeholders a folder may add, in the order a suggestion names them.
 _FOLDER_KEYS = ("size", "ranks", "nodes", "ranks_per_node", "threads", "device", "precision")
 

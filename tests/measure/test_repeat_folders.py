@@ -327,3 +327,80 @@ def test_a_sweep_measures_a_program_restarting_from_its_checkpoint_in_fresh_fold
     row = telemetry.read_runs(out).iloc[0]
     # before: no note, runtime_s 0.4, the restarts' time
     assert row.status == "ok" and row.runtime_s == pytest.approx(1.0), row
+
+
+def test_an_errors_quoted_run_id_names_the_earlier_outputs_it_carries():
+    from hpcds1mpi.measure.repeat_folders import leftovers
+
+    names = {"ExaML_info.run_8000_1", "ExaML_binaryCheckpoint.run_8000_1_0", "run_8000_10",
+             "aln8000.binary", "start.nwk", "out.dat"}
+    error = ("exit code 255: ExaML output files with the run ID <run_8000_1> already exist in "
+             "directory /tmp/ex/ ...... exiting")
+    assert leftovers(error, names) == {"ExaML_info.run_8000_1",
+                                       "ExaML_binaryCheckpoint.run_8000_1_0"}
+    assert leftovers("Error: out.dat already exists", names) == {"out.dat"}
+
+
+def test_a_first_launch_refusing_an_earlier_runs_outputs_runs_again_without_them(tmp_path):
+    # s48 tester Q2, Q3: stored as the layout's failure, it vetoed a layout measured ok there.
+    home = tmp_path / "wd"
+    home.mkdir()
+    for name in ("in.dat", "info.r", "log.r"):
+        (home / name).write_text(name)
+    said: list[str] = []
+    folders = RepeatFolders(str(home), said.append, "examl size 5 N1xR1")
+    error = "exit code 255: output files with the run ID <r> already exist ...... exiting"
+    with folders.folder() as where:
+        assert where == str(home)
+    assert folders.again(_launch("", 0.1, code=255), "failed", error)
+    assert "refuses outputs an earlier run left" in said[0] and "info.r, log.r" in said[0]
+    with folders.folder() as where:
+        assert FRESH in where and sorted(os.listdir(where)) == ["in.dat"]
+    # once only: a failure in the fresh folder is the run's, saying where it ran
+    assert not folders.again(_launch("", 0.1, code=1), "failed", error)
+    assert "in a fresh folder without info.r, log.r" in folders.reason(error)
+    assert sorted(os.listdir(home)) == ["in.dat", "info.r", "log.r"]  # the earlier kept
+
+
+def test_a_first_launch_naming_no_entry_it_refuses_stays_the_runs_failure(tmp_path):
+    (tmp_path / "in.dat").write_text("x")
+    folders = RepeatFolders(str(tmp_path), own_folder=True)
+    with folders.folder():
+        pass
+    error = "exit code 1: mkdir: File exists"
+    assert not folders.again(_launch("", 0.1, code=1), "failed", error)
+    # s48 tester Q3: a configuration's own --workdir folder is not to be asked for again
+    said = folders.reason(error)
+    assert "new, empty --workdir folders" in said and "per configuration" not in said
+
+
+# ExaML's behaviour: exit 255 when its run's outputs are in the folder, else it reads its
+# input and writes them.
+REFUSES_EARLIER = """#!/bin/sh
+if [ -e "info.$1" ]; then echo "output files with the run ID <$1> already exist ... exiting"
+  exit 255; fi
+cat in.dat > /dev/null || exit 3
+sleep 0.2; echo "time: 0.2"; echo done > "info.$1"
+"""
+
+
+@pytest.mark.mpi
+def test_a_sweep_measures_a_program_refusing_an_earlier_sweeps_outputs_in_a_fresh_folder(
+        tmp_path):
+    program = tmp_path / "examl.sh"
+    program.write_text(REFUSES_EARLIER)
+    program.chmod(0o755)
+    (tmp_path / "in.dat").write_text("x")
+    (tmp_path / "info.r5").write_text("an earlier sweep's")
+    out = tmp_path / "e.h5"
+    proc = run_cli(["sweep", "--command", f"{program} r{{size}}", "--label", "examl",
+                    "--sizes", "5", "--ranks-per-node", "1", "--min-time", "0", "--no-progress",
+                    "--time-regex", r"time: ([0-9.]+)", "--out", str(out)], timeout=120,
+                   cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "launch 1 said" in proc.stderr and "(info.r5)" in proc.stderr, proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    # before: failed, "output files with the run ID <r5> already exist"
+    assert row.status == "ok" and row.repeats == 3, row
+    assert (tmp_path / "info.r5").read_text() == "an earlier sweep's"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
