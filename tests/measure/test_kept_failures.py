@@ -59,3 +59,17 @@ def test_large_sizes_are_written_as_the_integers_sweep_sizes_takes():
     sizes = said.split("this sweep with --sizes ", 1)[1].split(" ", 1)[0]
     assert sizes == "64,1000000,1234567"
     assert parse_ints(sizes, "sizes") == [64, 1000000, 1234567]  # the printed command is accepted
+
+
+def test_a_kept_timeout_is_said_as_a_lower_bound_not_a_failure():
+    # s48 tester Q3: "are failures ... recommend and advise read them as failing there" had
+    # been said of a timeout, which they read as a lower bound (README).
+    plan, store, done = _resumed({(150, 1): "timeout", (150, 2): "ok"})
+    said = kept_failures_note(store, plan, "m", done, "x.h5")
+    assert "are timeouts" in said and "as failing" not in said and "failure" in said
+    assert "a timeout as a lower bound of the layout's time there" in said
+    assert "a --timeout too short" in said
+    plan, store, done = _resumed({(150, 1): "timeout", (150, 2): "oom"})
+    said = kept_failures_note(store, plan, "m", done, "x.h5")
+    assert "are failures or timeouts" in said
+    assert "a failed or oom run as failing there and a timeout as a lower bound" in said
