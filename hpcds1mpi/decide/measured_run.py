@@ -199,10 +199,29 @@ def _swept_folder(levels, program: str, config, size: int) -> tuple[str | None, 
                           "relative to the folder the job starts in: submit the script from "
                           "the folder holding them, or add `cd THAT_FOLDER` above its launch "
                           "line")
+    missing = [path for path in paths if not os.path.exists(os.path.join(swept_in, path))]
+    if missing:  # s48 tester Q7: "where its inputs (aln4000.binary, ...) are", it was not
+        return swept_in, tuple(paths), _missing_inputs(swept_in, paths, missing)
     return swept_in, tuple(paths), (
         f"the job runs the program in {swept_in!r}, the folder its sweep ran it in (no "
         f"--workdir), where its inputs ({shown}) are; it checks the folder and them first "
         "(edit the cd line to run it elsewhere)")
+
+
+def _missing_inputs(swept_in: str, paths: list[str], missing: list[str]) -> str:
+    """The warning of :func:`_swept_folder` where some of the inputs ``paths`` the job checks
+    in ``swept_in`` are ``missing`` there now."""
+    def shown(names):
+        return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+    there = [path for path in paths if path not in missing]
+    one = len(missing) == 1
+    return (f"warning: the job runs the program in {swept_in!r}, the folder its sweep ran it "
+            f"in (no --workdir), where its input{'' if one else 's'} {shown(missing)} "
+            f"{'is' if one else 'are'} missing now"
+            + (f" ({shown(there)} {'is' if len(there) == 1 else 'are'} there)" if there else "")
+            + f": create {'it' if one else 'them'} there before the job starts, or the job's "
+            "own check of its inputs stops it before the launch")
 
 
 def _measured_values(levels) -> list[dict]:

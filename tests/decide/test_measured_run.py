@@ -533,3 +533,17 @@ def test_the_pbs_note_reads_the_programs_mpi_in_the_sweeps_folder(swept_here, tm
     notes = measured_run(_program_rec(levels), "pbs", levels.command).notes
     said = [note for note in notes if "bare mpiexec" in note]
     assert len(said) == 1 and "so that mpiexec must be the MPICH family" in said[0], notes
+
+
+def test_an_input_missing_now_is_named_missing_not_said_to_be_there(swept_here):
+    """s48 tester Q7: at an unmeasured size the note said the job runs "where its inputs
+    (aln4000.binary, start.nwk) are", though aln4000.binary was not there."""
+    from hpcds1mpi.decide.measured_run import measured_run
+
+    levels, top = swept_here
+    notes = measured_run(_program_rec(levels, size=7), "slurm",
+                         "./app.sh in/case-{size}.txt").notes
+    said = next(note for note in notes if str(top) in note)
+    assert said.startswith("warning: ") and "where its inputs" not in said, said
+    assert ("its input in/case-7.txt is missing now (./app.sh is there): create it there "
+            "before the job starts, or the job's own check") in said, said
