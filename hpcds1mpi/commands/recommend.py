@@ -334,7 +334,7 @@ def command(workload, size, cluster_file, partitions, objective, max_nodes, dead
         if rec.picked is not None:  # its sweep's folder and launcher, said here too (s29 A1, B4)
             from hpcds1mpi.decide.measured_run import measured_run
 
-            notes = [*notes, *measured_run(rec, emit, program).notes]
+            notes = [*notes, *measured_run(rec, emit, program, bundle).notes]  # s48 Q1
         from hpcds1mpi.places import is_this_machine
 
         # This machine's partition name is made up: sbatch/qsub would refuse it.

@@ -80,10 +80,12 @@ def swept_place(levels, workdir: str | None = None, setup: str | None = None
     return used["workdir"], used["setup"], taken, differ
 
 
-def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun:
+def measured_run(rec, scheduler: str, program: str | None = None, bundle=None) -> MeasuredRun:
     """How the script of ``rec``'s pick under ``scheduler`` runs its program (``rec.picked``
     must be set): its sweep's folder, setup and launcher (see the module docstring).
-    ``program``: the command the script runs (placeholders unfilled; None: a kernel's)."""
+    ``program``: the command the script runs (placeholders unfilled; None: a kernel's).
+    ``bundle``: the model, whose runs say whether the sweep met outputs an earlier run left in
+    the folder the job runs in (:func:`earlier_outputs`); None: not read."""
     from hpcds1mpi.decide.calibration_folders import is_current_folder
     from hpcds1mpi.launch.script_launcher import measured_cluster, names_launcher, retrain_hint
     from hpcds1mpi.surrogates.program_launcher import launch_for
@@ -138,8 +140,32 @@ def measured_run(rec, scheduler: str, program: str | None = None) -> MeasuredRun
 
         program, said = by_swept_path(program, launch.get(PROGRAM_PATH) or "")
         notes += [said] if said else []
+    notes += [said] if bundle is not None and (said := earlier_outputs(bundle, rec.workload,
+                                                                       folder)) else []
     return MeasuredRun(cluster, folder, tuple(notes), hint=hint, setup=setup, setup_s=setup_s,
                        setup_from=setup_from, inputs=inputs, program=program)
+
+
+def earlier_outputs(bundle, workload: str, folder: str | None) -> str:
+    """A warning where ``workload``'s sweep, in ``bundle``'s runs, measured in fresh folders
+    because its program refused outputs a run left in ``folder`` (None: the submit folder, this
+    one), where the job runs it: the outputs the sweep left there stop the job at once (s48
+    tester Q1: ExaML's job failed in 3 s on its sweep's run ID); "" where none did."""
+    import os
+
+    from hpcds1mpi.decide.workload_rows import workload_rows
+    from hpcds1mpi.measure.repeat_folders import refused_in
+
+    rows = workload_rows(bundle, workload)
+    if rows is None or "error" not in rows:
+        return ""
+    here = os.path.abspath(folder or ".")
+    if not any(refused_in(str(error)) == here for error in rows["error"]):
+        return ""
+    return (f"warning: the earlier outputs in {here} stop the program at once: its sweep "
+            "found it refuses outputs a run left in its folder (and measured it in fresh "
+            "folders), and left its own there; remove them before the job starts, or name the "
+            "outputs per run")
 
 
 def _read_where_run(program: str | None, folder: str | None) -> str | None:

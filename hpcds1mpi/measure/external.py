@@ -180,9 +180,9 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
         foms.append(found["fom"])
         if len(times) >= plan.min_repeats and sum(walls) >= plan.min_time:
             break
-    return {"status": status, "error": error, "exit_code": code, "walls": walls,
-            "times": times, "time_texts": texts, "foms": foms, "cpu_s": cpu, "rss_mb": rss,
-            "rss_source": rss_source, "warning": warning}
+    return {"status": status, "error": folders.kept(status, error), "exit_code": code,
+            "walls": walls, "times": times, "time_texts": texts, "foms": foms, "cpu_s": cpu,
+            "rss_mb": rss, "rss_source": rss_source, "warning": warning}
 
 
 def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,

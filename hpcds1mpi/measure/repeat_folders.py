@@ -96,6 +96,10 @@ OWN_LOCK = ".hpcds1mpi-lock"
 _NUMBER = re.compile(r"[-+]?\b0[xX][0-9a-fA-F]+|[-+]?\d[\d.,:eE+-]*")
 #: Words of a program that replaces what it found: no collision.
 _GOES_ON = re.compile(r"(?<!not )\boverwrit(es|ing|ten)\b|(?<!not )\breplac(es|ing)\b", re.IGNORECASE)
+#: The start of what an ``ok`` run measured in fresh folders keeps in its ``error``, followed
+#: by the configuration's folder (absolute): a job script run there meets the outputs the
+#: sweep left (s48 tester Q1; :func:`refused_in`).
+FRESH_RUN = "measured in fresh folders: the program refuses outputs a run left in its folder "
 #: A word an error line quotes (``<r>``, ``'out'``, ``"x"``, `` `x` ``, ``[x]``): a run ID or
 #: name the earlier outputs carry.
 _QUOTED = re.compile(r"<([^<>\s]+)>|'([^'\s]+)'|\"([^\"\s]+)\"|`([^`\s]+)`|\[([^\[\]\s]+)\]")
@@ -336,6 +340,15 @@ class RepeatFolders:
                      "outputs are kept)")
         return True
 
+    def kept(self, status: str, error: str) -> str:
+        """The ``error`` a run of ``status`` keeps: an ``ok`` one measured in fresh folders
+        says so, with the configuration's folder (:data:`FRESH_RUN`)."""
+        from hpcds1mpi.config import OK
+
+        if status != OK or error or not self.fresh:
+            return error
+        return FRESH_RUN + os.path.abspath(self.home or ".")
+
     def reason(self, error: str) -> str:
         """A failed launch's reason, saying where it ran when that was a fresh folder, or that
         the program refuses outputs an earlier run left where its reason says a thing already
@@ -354,6 +367,12 @@ class RepeatFolders:
             return error
         return (f"{error} (in a fresh folder, after launch {self.launches - 1} had collided "
                 "on what launch 1 left in the configuration's folder)")
+
+
+def refused_in(error: str) -> str:
+    """The folder an ``ok`` run's ``error`` says it met outputs an earlier run left in
+    (:meth:`RepeatFolders.kept`); "" where it says none."""
+    return error[len(FRESH_RUN):] if error.startswith(FRESH_RUN) else ""
 
 
 def _shown(names: set[str]) -> str:

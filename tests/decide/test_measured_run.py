@@ -547,3 +547,34 @@ def test_an_input_missing_now_is_named_missing_not_said_to_be_there(swept_here):
     assert said.startswith("warning: ") and "where its inputs" not in said, said
     assert ("its input in/case-7.txt is missing now (./app.sh is there): create it there "
             "before the job starts, or the job's own check") in said, said
+
+
+class _Swept:
+    """A stand-in model whose runs of ``app`` carry ``error``."""
+
+    def __init__(self, error: str):
+        self.error = error
+
+    def training_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame([dict(workload="app", size=2, status="ok", error=self.error)])
+
+
+def test_a_sweep_that_met_a_runs_outputs_in_the_jobs_folder_is_warned_of(swept_here, tmp_path):
+    """s48 tester Q1: ExaML's sweep measured in fresh folders, as ExaML refused the outputs a
+    run had left; the job ran the same run ID in that folder and failed in 3 s, unwarned."""
+    from hpcds1mpi.decide.measured_run import measured_run
+    from hpcds1mpi.measure.repeat_folders import FRESH_RUN
+
+    levels, top = swept_here
+    notes = measured_run(_program_rec(levels), "slurm", "./app.sh in/case-{size}.txt",
+                         _Swept(FRESH_RUN + str(top))).notes
+    said = [note for note in notes if "earlier outputs" in note]
+    assert said == [f"warning: the earlier outputs in {top} stop the program at once: its sweep "
+                    "found it refuses outputs a run left in its folder (and measured it in "
+                    "fresh folders), and left its own there; remove them before the job starts, "
+                    "or name the outputs per run"], notes
+    for other in (_Swept(FRESH_RUN + str(tmp_path)), _Swept("")):  # another folder, or none
+        assert not any("earlier outputs" in note for note in measured_run(
+            _program_rec(levels), "slurm", "./app.sh in/case-{size}.txt", other).notes)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.measure.repeat_folders import FRESH, RepeatFolders, collision
+from hpcds1mpi.measure.repeat_folders import FRESH, FRESH_RUN, RepeatFolders, collision
 from hpcds1mpi.records import telemetry
 from tests.helpers import run_cli
 
@@ -403,4 +403,6 @@ def test_a_sweep_measures_a_program_refusing_an_earlier_sweeps_outputs_in_a_fres
     # before: failed, "output files with the run ID <r5> already exist"
     assert row.status == "ok" and row.repeats == 3, row
     assert (tmp_path / "info.r5").read_text() == "an earlier sweep's"
+    # kept with the run, so that recommend --emit warns of the folder (s48 tester Q1)
+    assert row.error == FRESH_RUN + str(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
