@@ -49,18 +49,51 @@ def _signal(exit_code: dict | None):
 
 
 def _job_id(job: dict) -> str:
-    """The job's id as sacct -P's JobID writes it: ``9_2`` for an array task, ``15+1`` for a
-    heterogeneous job's component (JSON gives each component its own raw id, 16)."""
+    """The job's id as sacct -P's JobID writes it: ``9_2`` for an array task, ``9_[1-5%2]``
+    for the one entry of an array's tasks that never ran (pending, or cancelled before any
+    ran: s48 tester P4, the same array was ``9`` here and ``9_[1-5]`` in -P, two jobs), ``15+1``
+    for a heterogeneous job's component (JSON gives each component its own raw id, 16)."""
     array = job.get("array") or {}
     task = _num(array.get("task_id"))
     array_id = _num(array.get("job_id"))
     if array_id and task is not None:
         return f"{array_id}_{task}"
+    tasks = _task_range(array)
+    if tasks:
+        return f"{array_id}_[{tasks}]"
     het = job.get("het") or {}
     het_id, offset = _num(het.get("job_id")), _num(het.get("job_offset"))
     if het_id and offset is not None:
         return f"{het_id}+{offset}"
     return str(job["job_id"])
+
+
+def _task_range(array: dict) -> str | None:
+    """The tasks of an array entry that stands for tasks not run, as sacct -P writes them
+    (``1,3-4%2``; ``%N`` its limit of tasks run at once), else None. ``array.task`` is
+    Slurm's stored bitmap in hex (``0x1A``: tasks 1, 3 and 4); a range is taken as it is."""
+    text = array.get("task")
+    if (not isinstance(text, str) or not text.strip() or not _num(array.get("job_id"))
+            or _num(array.get("task_id")) is not None):
+        return None
+    text = text.strip()
+    if text.lower().startswith("0x"):
+        try:
+            bits = int(text, 16)
+        except ValueError:
+            return None
+        runs: list[list[int]] = []  # [first, last] of each run of set bits
+        for i in (i for i in range(bits.bit_length()) if bits >> i & 1):
+            if runs and runs[-1][1] == i - 1:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i])
+        text = ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+    if not text:
+        return None
+    running = ((array.get("limits") or {}).get("max") or {}).get("running") or {}
+    limit = _num(running.get("tasks"))
+    return f"{text}%{limit}" if limit and "%" not in text else text
 
 
 def _json_version(doc: dict) -> tuple[int, int, str]:
@@ -205,15 +238,15 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
 
     t = job.get("time", {})
     if status is None:  # kept aside: in another file it may be a job's newest attempt
-        array = job.get("array") or {}
-        count_not_finished(state, report, array.get("task") if isinstance(
-            array.get("task"), str) else None, attempt=with_first_submission({
-                "job_id": _job_id(job) if jid is None else jid,
-                "raw_id": str(job["job_id"]) if _num(job.get("job_id")) is not None else None,
-                "user": job.get("user", ""), "workload": job.get("name", ""),
-                "cluster": str(job.get("cluster") or "") or None,
-                "submit_time": ts(t.get("submission")), "start_time": ts(t.get("start"))},
-                *(firsts or ())))
+        count_not_finished(state, report, _task_range(job.get("array") or {}),
+                           attempt=with_first_submission({
+                               "job_id": _job_id(job) if jid is None else jid,
+                               "raw_id": (str(job["job_id"]) if _num(job.get("job_id"))
+                                          is not None else None),
+                               "user": job.get("user", ""), "workload": job.get("name", ""),
+                               "cluster": str(job.get("cluster") or "") or None,
+                               "submit_time": ts(t.get("submission")),
+                               "start_time": ts(t.get("start"))}, *(firsts or ())))
         return None
     start, end = ts(t.get("start")), ts(t.get("end"))
     if start is not None and end is not None and end < start:

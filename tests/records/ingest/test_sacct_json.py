@@ -7,6 +7,7 @@ import json
 import pandas as pd
 
 from hpcds1mpi.records.ingest import read_job_log
+from hpcds1mpi.records.ingest.slurm_fields import PENDING_ARRAY_TASKS
 from tests.records.ingest.captures import CAPTURES, EXPORTS, by_id, needs_captures
 from tests.scaling import assert_linear, best_seconds
 
@@ -260,3 +261,25 @@ def test_two_json_exports_joined_say_to_give_each_as_its_own_file(tmp_path):
                        r"sacct --json exports joined into one file\); give each export as its "
                        "own file"):
         read_job_log(path, kind="sacct-json")
+
+
+#: s48 tester P4: real test-Slurm exports (-P without JobIDRaw, and --json) of arrays held and
+#: cancelled before any task ran (``-a 1-5%2``, ``-a 0-9:3``), and of one held array cancelled
+#: (``-a 1-5``) beside one whose task 2 ran while 1, 3 and 4 still pend.
+HELD, HELD_P, HELD_PENDING, HELD_PENDING_P = (
+    EXPORTS / f"s48-{name}" for name in ("held-arrays.json", "held-arrays-P.txt",
+                                         "held-and-pending-arrays.json",
+                                         "held-and-pending-arrays-P.txt"))
+
+
+def test_an_array_entry_of_tasks_never_run_is_named_as_sacct_p_names_it():
+    """s48 tester P4: --json names the array's one entry by its bare id (56663615) where -P
+    writes 56663615_[1-5%2], so the same array read from both was two jobs. ``array.task`` is
+    Slurm's bitmap in hex (0x3E: tasks 1-5), with the limit of tasks run at once."""
+    assert sorted(read_job_log(HELD)[0]["job_id"]) == sorted(
+        read_job_log(HELD_P)[0]["job_id"]) == ["56663615_[1-5%2]", "56663616_[0,3,6,9]"]
+    df, report = read_job_log(HELD_PENDING)
+    assert sorted(df["job_id"]) == ["56663562_[1-5]", "56663563_2"]
+    # The pending array's entry (0x1A: tasks 1, 3 and 4) counts its tasks, as -P's line does.
+    assert report.notes[PENDING_ARRAY_TASKS] == 3
+    assert read_job_log(HELD_PENDING_P)[1].notes[PENDING_ARRAY_TASKS] == 3

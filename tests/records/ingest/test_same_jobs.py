@@ -408,3 +408,17 @@ def test_a_pending_line_without_a_wait_leaves_the_wait_column_numbers(tmp_path):
                        "|1|1|00:01:00|0\n")
     table, _, _ = ingest([pending, S45["completed-P.txt"]])
     assert table["wait_s"].dtype == float and table["wait_s"].tolist() == [125]
+
+
+def test_an_array_cancelled_before_any_task_ran_is_one_job_in_a_p_and_a_json_export():
+    """s48 tester P4: -P wrote the array 56663562_[1-5], --json 56663562: one array counted as
+    two cancelled jobs when both exports were given."""
+    from .test_sacct_json import HELD, HELD_P, HELD_PENDING, HELD_PENDING_P
+
+    for files in ([HELD_PENDING_P, HELD_PENDING], [HELD_PENDING, HELD_PENDING_P]):
+        table, _, notes = ingest(files)
+        assert sorted(table["job_id"]) == ["56663562_[1-5]", "56663563_2"]
+        assert sorted(table["status"]) == ["cancelled", "ok"]
+        assert ID_FORMS_NOT_TIED not in notes
+    table, _, _ = ingest([HELD_P, HELD])
+    assert sorted(table["job_id"]) == ["56663615_[1-5%2]", "56663616_[0,3,6,9]"]
