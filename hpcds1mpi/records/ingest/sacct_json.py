@@ -109,6 +109,14 @@ def _json_version(doc: dict) -> tuple[int, int, str]:
     return major, minor, parser
 
 
+#: Why a FAILED job's exit code SUCCESS/0 is read as missing.
+OLD_EXIT_CODES = "22.05 --json exit code unreliable (set to missing; use sacct -P)"
+NO_VERSION_EXIT_CODES = ("FAILED job with exit code SUCCESS/0 in a --json export without its "
+                         "meta block (no Slurm version; 22.05 writes SUCCESS/0 for every "
+                         "non-zero exit): set to missing; keep meta in a filtered export, or "
+                         "use sacct -P")
+
+
 def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read ``sacct --json`` into one dict per job (22.05 and newer layouts)."""
     path = Path(path)
@@ -135,12 +143,17 @@ def read_sacct_json(path: str | Path) -> tuple[list[dict], FileReport]:
     if flux:
         raise IngestError(flux)
     major, minor, parser = _json_version(doc)
-    # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes; see read_sacct_json.
-    old_exit_codes = (0, 0) < (major, minor) <= (22, 5) or bool(re.search(r"v0\.0\.3[0-8]$", parser))
+    # 22.05 (openapi/dbv0.0.38 and older) loses non-zero exit codes. Without meta (a jq filter
+    # keeps only the jobs: s48 tester P9) the version is unknown, and FAILED with SUCCESS/0
+    # is read as 22.05's, in any version a contradiction: FAILED jobs had exit code 0.
+    if (0, 0) < (major, minor) <= (22, 5) or re.search(r"v0\.0\.3[0-8]$", parser):
+        lost_exit = OLD_EXIT_CODES
+    else:
+        lost_exit = NO_VERSION_EXIT_CODES if (major, minor) == (0, 0) and not parser else None
     report.records += len(doc["jobs"])
     kept, firsts = _last_attempts(doc["jobs"], report)
     shown = shown_ids([key for _, key in kept if key is not None], report)
-    out = build_rows(kept, lambda pair: _job_from_json(pair[0], report, old_exit_codes,
+    out = build_rows(kept, lambda pair: _job_from_json(pair[0], report, lost_exit,
                                                        shown.get(pair[1]), firsts.get(pair[1])),
                      report,
                      (ValueError, TypeError, KeyError, AttributeError),
@@ -223,11 +236,13 @@ def _first_times(attempts: list) -> tuple | None:
         return None
 
 
-def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
+def _job_from_json(job: dict, report: FileReport, lost_exit: str | None,
                    jid: str | None = None, firsts: tuple | None = None) -> dict | None:
-    """One job's row; ``jid`` its job-table id (:func:`.cluster_ids.shown_ids`; None: its
-    own id, read here); ``firsts`` a requeued job's first submission and first start
-    (:func:`_first_times`), which a line not ended keeps for the merge of several files."""
+    """One job's row; ``lost_exit`` the note under which a FAILED job's exit code SUCCESS/0
+    is read as missing (None: read as written); ``jid`` its job-table id
+    (:func:`.cluster_ids.shown_ids`; None: its own id, read here); ``firsts`` a requeued job's
+    first submission and first start (:func:`_first_times`), which a line not ended keeps for
+    the merge of several files."""
     import pandas as pd
 
     state = _first(job["state"]["current"])
@@ -260,10 +275,10 @@ def _job_from_json(job: dict, report: FileReport, old_exit_codes: bool,
         exit_code = exit_code if exit_code is not None else 0
     else:
         exit_signal = exit_signal or 0
-    if old_exit_codes and exit_status == "SUCCESS" and state == "FAILED":
+    if lost_exit and exit_status == "SUCCESS" and state == "FAILED":
         # 22.05's openapi/dbv0.0.38 writes SUCCESS/0 for every normal non-zero exit.
         exit_code = None
-        report.notes["22.05 --json exit code unreliable (set to missing; use sacct -P)"] += 1
+        report.notes[lost_exit] += 1
 
     runtime_s = _num(t.get("elapsed"))
     alloc = {}

@@ -283,3 +283,29 @@ def test_an_array_entry_of_tasks_never_run_is_named_as_sacct_p_names_it():
     # The pending array's entry (0x1A: tasks 1, 3 and 4) counts its tasks, as -P's line does.
     assert report.notes[PENDING_ARRAY_TASKS] == 3
     assert read_job_log(HELD_PENDING_P)[1].notes[PENDING_ARRAY_TASKS] == 3
+
+
+@needs_captures
+def test_an_export_without_its_meta_block_reads_failed_jobs_exit_codes_as_with_it(tmp_path):
+    """s48 tester P9: a jq-filtered export ({jobs: [...]}, no meta) had no Slurm version, so
+    22.05's SUCCESS/0 was read as written: FAILED jobs with exit code 0."""
+    from hpcds1mpi.records.ingest.sacct_json import NO_VERSION_EXIT_CODES
+
+    doc = json.loads((CAPTURES / "sacct.json").read_text())
+    path = tmp_path / "jq.json"
+    path.write_text(json.dumps({"jobs": doc["jobs"]}))
+    bare, report = read_job_log(path)
+    whole = read_job_log(CAPTURES / "sacct.json")[0]
+    pd.testing.assert_series_equal(bare["exit_code"], whole["exit_code"])
+    assert report.notes[NO_VERSION_EXIT_CODES] == 4
+    assert "keep meta in a filtered export" in NO_VERSION_EXIT_CODES
+
+
+def test_a_failed_job_without_meta_has_no_exit_code_0(tmp_path):
+    path = tmp_path / "bare.json"
+    failed = _job(1, state={"current": "FAILED"}, exit_code={"status": "SUCCESS",
+                                                            "return_code": 0})
+    path.write_text(json.dumps({"jobs": [failed, _job(2, exit_code={"status": "SUCCESS",
+                                                                   "return_code": 0})]}))
+    jobs = by_id(read_job_log(path)[0])
+    assert pd.isna(jobs["1"]["exit_code"]) and jobs["2"]["exit_code"] == 0
