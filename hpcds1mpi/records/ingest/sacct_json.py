@@ -173,9 +173,9 @@ TWO_JOBS_ONE_ID_JSON = ("entry of two different jobs under one id of one cluster
 def _last_attempts(jobs: list, report: FileReport) -> tuple[list, dict]:
     """The jobs without the earlier attempts of a requeued job, as ``(entry, key)`` pairs
     (key: (cluster, id), :mod:`.cluster_ids`; None where the id cannot be read): --json lists
-    each attempt under one id, oldest first (the earlier ones REQUEUED); the last one is the
-    job, as sacct -P without -D shows it, the others counted in a note, not as malformed (s32
-    tester S6: a clean export read as half corrupt). Entries of one key are one job's attempts
+    each attempt under one id (the earlier ones REQUEUED); the newest by its own times
+    (:func:`_attempts_in_time_order`) is the job, as sacct -P without -D shows it, the others
+    counted in a note, not as malformed (s32 tester S6: a clean export read as half corrupt). Entries of one key are one job's attempts
     only where user and name agree, as the -P reader decides (s37 tester J1: another cluster's
     job, or another user's, had been merged in as a "requeue", taking its submit time); where
     they differ which is the job cannot be told, and every entry of that key is dropped,
@@ -202,17 +202,65 @@ def _last_attempts(jobs: list, report: FileReport) -> tuple[list, dict]:
                             "sacct -D -j ID")
         left = [i for i, key in enumerate(keys) if key not in clashing]
         jobs, keys = [jobs[i] for i in left], [keys[i] for i in left]
-    last = {key: i for i, key in enumerate(keys) if key is not None}
+    attempts = _attempts_in_time_order(jobs, keys, report)
+    newest = {each[-1] for each in attempts.values()}
     kept = [(job, key) for i, (job, key) in enumerate(zip(jobs, keys))
-            if key is None or last[key] == i]
-    if len(kept) < len(jobs):
-        report.notes[EARLIER_ATTEMPT] += len(jobs) - len(kept)
-    attempts: dict[tuple, list] = {}
-    for job, key in zip(jobs, keys):
-        if key is not None:
-            attempts.setdefault(key, []).append(job)
-    firsts = {key: _first_times(each) for key, each in attempts.items() if len(each) > 1}
+            if key is None or i in newest]
+    earlier = sum(len(each) - 1 for each in attempts.values())
+    if earlier:
+        report.notes[EARLIER_ATTEMPT] += earlier
+    firsts = {key: _first_times([jobs[i] for i in each]) for key, each in attempts.items()
+              if len(each) > 1}
     return kept, {key: times for key, times in firsts.items() if times is not None}
+
+
+#: The same attempt listed twice in one document (exports merged with jq).
+SAME_ENTRY_AGAIN = ("the same job entry again (same id and submission: exports merged into "
+                    "one document), kept once")
+
+
+def _attempts_in_time_order(jobs: list, keys: list, report: FileReport) -> dict[tuple, list]:
+    """By key, the places in ``jobs`` of its attempts, ordered by their own times (submission,
+    which a requeue resets, then start and end; an unknown time first; then by place), never
+    by their place alone: exports merged with jq, or sorted, list them in any order (s48
+    tester P14: the REQUEUED attempt listed last was taken for the job, the COMPLETED one
+    dropped). An entry of a submission already listed is that attempt again, counted under
+    :data:`SAME_ENTRY_AGAIN`: the ended one kept (of two, the one listed last), as the -P
+    reader keeps a line listed again."""
+    by_submit: dict[tuple, dict] = {}
+    for i, key in enumerate(keys):
+        if key is None:
+            continue
+        seen = by_submit.setdefault(key, {})
+        submit = _time_of(jobs[i], "submission")
+        if submit in seen:
+            report.notes[SAME_ENTRY_AGAIN] += 1
+            if _ended(jobs[i]) or not _ended(jobs[seen[submit]]):
+                seen[submit] = i
+        else:
+            seen[submit] = i
+
+    def when(i: int) -> tuple:
+        times = (_time_of(jobs[i], field) for field in ("submission", "start", "end"))
+        return tuple((t is not None, t or 0.0) for t in times), i
+
+    return {key: sorted(seen.values(), key=when) for key, seen in by_submit.items()}
+
+
+def _time_of(job: dict, field: str) -> float | None:
+    """An entry's ``time.<field>``, epoch seconds (None: unknown, 0, or unreadable)."""
+    try:
+        return float(_num((job.get("time") or {}).get(field)) or 0) or None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _ended(job: dict) -> bool:
+    """Whether an entry's state is one a job ends in (an unreadable one: no)."""
+    try:
+        return slurm_status(_first(job["state"]["current"])) is not None
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return False
 
 
 def _identity(job: dict) -> tuple:
@@ -221,8 +269,8 @@ def _identity(job: dict) -> tuple:
 
 
 def _first_times(attempts: list) -> tuple | None:
-    """(the first attempt's submission, the first start of any attempt) of one job's
-    attempts, oldest first; None where they cannot be read."""
+    """(the first known submission, the first start of any attempt) of one job's attempts,
+    oldest first (:func:`_attempts_in_time_order`); None where they cannot be read."""
     import pandas as pd
 
     def when(job: dict, key: str):
@@ -231,7 +279,8 @@ def _first_times(attempts: list) -> tuple | None:
 
     try:
         starts = [when(job, "start") for job in attempts]
-        return when(attempts[0], "submission"), next((t for t in starts if t), None)
+        submits = [when(job, "submission") for job in attempts]
+        return next((t for t in submits if t), None), next((t for t in starts if t), None)
     except (TypeError, ValueError, AttributeError, OverflowError):
         return None
 

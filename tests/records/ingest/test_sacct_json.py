@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 import pandas as pd
+import pytest
 
 from hpcds1mpi.records.ingest import read_job_log
-from hpcds1mpi.records.ingest.slurm_fields import PENDING_ARRAY_TASKS
+from hpcds1mpi.records.ingest.slurm_fields import EARLIER_ATTEMPT, PENDING_ARRAY_TASKS
 from tests.records.ingest.captures import CAPTURES, EXPORTS, by_id, needs_captures
 from tests.scaling import assert_linear, best_seconds
 
@@ -139,8 +140,6 @@ def test_a_job_cancelled_while_held_never_started():
 
 def test_a_cut_json_says_it_was_cut_short():
     """s31 tester R7: "not valid JSON (Expecting value at line 20631)"."""
-    import pytest
-
     from hpcds1mpi.errors import IngestError
 
     path = EXPORTS / "s31-json-cut.json"
@@ -250,8 +249,6 @@ def test_a_requeue_whose_attempts_agree_is_still_one_job_with_a_cluster(tmp_path
 
 def test_two_json_exports_joined_say_to_give_each_as_its_own_file(tmp_path):
     """s46 tester I3: "not valid JSON (Extra data at line 5516)", nothing on what to do."""
-    import pytest
-
     from hpcds1mpi.errors import IngestError
 
     doc = json.dumps({"jobs": []}, indent=2) + "\n"
@@ -309,3 +306,25 @@ def test_a_failed_job_without_meta_has_no_exit_code_0(tmp_path):
                                                                    "return_code": 0})]}))
     jobs = by_id(read_job_log(path)[0])
     assert pd.isna(jobs["1"]["exit_code"]) and jobs["2"]["exit_code"] == 0
+
+
+@pytest.mark.parametrize("order", [[1, 0], [0, 1, 0], [1, 0, 1], [1, 1, 0, 0]])
+def test_a_requeued_jobs_attempts_in_any_order_keep_the_newest_by_its_times(tmp_path, order):
+    """s48 tester P14: exports merged with jq (newest first), or sorted, list a requeued job's
+    REQUEUED attempt after its COMPLETED one; the entry listed last was taken for the job,
+    which was dropped as "requeued and not finished yet", and a repeated entry was counted as
+    an earlier attempt. Real test-Slurm export of job 56620548 (s44 tester O5): REQUEUED
+    after 3 s, then COMPLETED in 6 s."""
+    from hpcds1mpi.records.ingest.sacct_json import SAME_ENTRY_AGAIN
+
+    export = EXPORTS / "s44-requeued-completed-D.json"
+    doc = json.loads(export.read_text())
+    alone = read_job_log(export)[0].drop(columns="source_file")
+    doc["jobs"] = [doc["jobs"][i] for i in order]
+    path = tmp_path / "merged.json"
+    path.write_text(json.dumps(doc))
+    df, report = read_job_log(path)
+    pd.testing.assert_frame_equal(df.drop(columns="source_file"), alone)
+    assert (df.iloc[0]["status"], df.iloc[0]["runtime_s"], df.iloc[0]["wait_s"]) == ("ok", 6, 0)
+    assert not report.dropped and report.notes[EARLIER_ATTEMPT] == 1
+    assert report.notes.get(SAME_ENTRY_AGAIN, 0) == len(order) - 2
