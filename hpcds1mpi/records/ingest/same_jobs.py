@@ -5,13 +5,14 @@ resets Submit (the later attempt submitted after the earlier one started, by its
 file read in the wrong time zone shifts every time by whole quarter-hours, at most 26 h
 (UTC-12 to UTC+14). Copies of one id further apart are different jobs (another cluster's, or
 ids reused after a reset or a MaxJobId wrap), each kept (s31 verifier V1). Copies of one
-attempt are kept once, the best copy kept (``sacct -P`` first: 22.05's ``--json`` loses exit
-codes; then the copy with the most fields known); attempts of a requeued job seen in several
-files keep the last one; close copies that name another user or job name are different jobs
-under one id (two clusters' exports), each kept (s32 verifier V2), unless a copy comes from
-an export whose last column is free text (a forged record: every copy dropped). Files read in different
-time zones: :mod:`.file_zones`. Jobs of other kinds are the same job when their id and submit
-time agree.
+attempt (by its own Submit; a copy without Submit is the newest attempt another file dates)
+are kept once, the best copy kept (``sacct -P`` first: 22.05's ``--json`` loses exit codes;
+then the copy with the most fields known), said to disagree only on values both know;
+attempts of a requeued job seen in several files keep the last one; close copies that name
+another user or job name are different jobs under one id (two clusters' exports), each kept
+(s32 verifier V2), unless a copy comes from an export whose last column is free text (a
+forged record: every copy dropped). Files read in different time zones: :mod:`.file_zones`.
+Jobs of other kinds are the same job when their id and submit time agree.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
                          _unknown=_unknown_fields(table),
                          _slurm=table["source_kind"].isin(SLURM_KINDS),
                          _unended=pd.Series(unended, index=table.index).astype(bool))
-    # A line not ended is never the copy kept of an attempt another file lists ended.
-    table = table.sort_values(["_unended", "_prio", "_unknown"], kind="stable")
+    undated = (table["_slurm"] & table["submit_time"].isna()).astype(bool)
+    # A line not ended is never the copy kept of an attempt another file lists ended, nor
+    # one without Submit (which attempt it is cannot be told) of one another file dates.
+    table = table.assign(_undated=undated).sort_values(
+        ["_unended", "_undated", "_prio", "_unknown"], kind="stable")
     # A Slurm job is (cluster, id), however each file wrote its id (.cluster_ids), the id
     # Slurm's own number wherever an export gives it (s43 tester H7).
     ids = _slurm_numbers(table)
@@ -78,7 +82,8 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     back = table["_first_submit_s"].fillna(0) if "_first_submit_s" in table else 0.0
     table["_first"] = table["_submit"] - pd.to_timedelta(back, unit="s")
     firsts = _first_submissions(table)  # before any copy, ended or not, is dropped
-    key = ["_key", "_job", "_submit", "_slurm"]
+    table["_match"] = _attempt_to_match(table)
+    key = ["_key", "_job", "_match", "_slurm"]
     # Only a copy from another file is a duplicate: within a file each reader decides.
     dup = table.duplicated(subset=key) & ~table.duplicated(subset=[*key, "_file"])
     # A line not ended that another file lists ended (by the attempt's own Submit) is that
@@ -89,18 +94,11 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     if (dup & ~table["_unended"]).any():
         notes["same job in several files, kept once (sacct -P preferred, then the copy with "
               "the most fields known)"] = int((dup & ~table["_unended"]).sum())
-        # Copies of one kind that disagree (another run time, status or request) are said
-        # apart: the files describe the job differently, and only the first one read is kept.
-        # (Across kinds they differ by design: sacct --json lacks what -P has.)
-        facts = [c for c in ("runtime_s", "status", "time_limit_s", "nodes", "user")
-                 if c in table.columns]
-        same = [*key, "source_kind"]
-        differs = (table.duplicated(subset=same) & ~table.duplicated(subset=[*same, "_file"])
-                   & ~table.duplicated(subset=[*same, *facts]) & ~table["_unended"])
-        if differs.any():
+        differs = _disagreeing(table, key)
+        if differs:
             notes["of those, copies that disagree (run time, status, request or user): "
                   "the one with the most fields known kept (of equals, the first file's); "
-                  "check which file is right"] = int(differs.sum())
+                  "check which file is right"] = differs
     shown = _jobid_forms(table, ids)
     table = _last_attempts(table[~dup], notes)
     table = table[~table["_unended"]]  # counted by its reader; its job's attempts gone above
@@ -111,8 +109,45 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     qualify_shared(table, table["_slurm"], table["_key"], notes)
     return table.drop(columns=["_prio", "_unknown", "_slurm", "_submit", "_job", "_key",
                                "_unended", "_attempt", "_attempt_s", "_first",
-                               "_first_submit_s"],
+                               "_first_submit_s", "_undated", "_match"],
                       errors="ignore").sort_index()
+
+
+def _attempt_to_match(table):
+    """Each row's attempt as copies of one are matched by: its own Submit (``_attempt``; a -D
+    reader moved submit_time back to the first submission), and for a Slurm row without
+    Submit (an export without that column) its job's newest ended attempt another file
+    dates, the one an export without -D lists. s48 tester P12: every job of such an export,
+    and a -D copy of a plain export's job, was "an earlier attempt of a requeued job"."""
+    match = table["_attempt"].copy()
+    if not table["_undated"].any():
+        return match
+    dated = table["_slurm"] & table["_attempt"].notna() & ~table["_unended"]
+    newest = table.loc[dated].groupby("_job")["_attempt"].max()
+    undated = table["_undated"] & table["_job"].isin(newest.index)
+    if undated.any():
+        match[undated] = table.loc[undated, "_job"].map(newest)
+    return match
+
+
+def _disagreeing(table, key: list) -> int:
+    """How many rows copy a job's attempt (``key``) from another file of the same kind and
+    give another run time, status, request or user than its first copy: a value a copy lacks
+    is no disagreement (s48 tester P12: every job of an export without User "disagreed").
+    Across kinds copies differ by design (sacct --json lacks what -P has)."""
+    facts = [c for c in ("runtime_s", "status", "time_limit_s", "nodes", "user")
+             if c in table.columns]
+    same = [*key, "source_kind"]
+    copies = (table.duplicated(subset=same) & ~table.duplicated(subset=[*same, "_file"])
+              & ~table["_unended"])
+    if not copies.any() or not facts:
+        return 0
+    values = table[facts].astype(object).where(table[facts].notna(), None)
+    values = values.where(values != "", None)  # an empty user: an export without User
+    first = values.groupby([table[c] for c in same], dropna=False).transform("first")
+    known = values.notna() & first.notna()
+    differs = (known & (values != first)).any(axis=1)
+    return int((differs & copies).sum())
 
 
 def _slurm_numbers(table):

@@ -422,3 +422,44 @@ def test_an_array_cancelled_before_any_task_ran_is_one_job_in_a_p_and_a_json_exp
         assert ID_FORMS_NOT_TIED not in notes
     table, _, _ = ingest([HELD_P, HELD])
     assert sorted(table["job_id"]) == ["56663615_[1-5%2]", "56663616_[0,3,6,9]"]
+
+
+#: The note on copies of one job in several files, kept once.
+SAME_JOB = ("same job in several files, kept once (sacct -P preferred, then the copy with the "
+            "most fields known)")
+
+
+def _columns_of(path, out, columns: list[str]):
+    """``path``'s -P export with only ``columns``, as sacct --format=... writes them."""
+    lines = path.read_text().splitlines()
+    at = [lines[0].split("|").index(c) for c in columns]
+    out.write_text("".join("|".join(line.split("|")[i] for i in at) + "\n" for line in lines))
+    return out
+
+
+@pytest.mark.parametrize("columns", [["JobID", "State", "ElapsedRaw"],
+                                     ["JobID", "State", "Submit", "Start", "End", "ElapsedRaw",
+                                      "TimelimitRaw", "NNodes"]])
+@pytest.mark.parametrize("narrow_first", [False, True])
+def test_an_export_of_fewer_columns_holds_the_same_jobs_not_requeues_or_other_values(
+        tmp_path, columns, narrow_first):
+    """s48 tester P12: beside the full export, one without Submit made every job "an earlier
+    attempt of a requeued job", and one without User every job "copies that disagree ...
+    check which file is right": a value a copy lacks was compared as another value."""
+    narrow = _columns_of(UTC_P, tmp_path / "narrow.txt", columns)
+    alone = ingest([UTC_P])[0].drop(columns="source_file")
+    table, _, notes = ingest([narrow, UTC_P] if narrow_first else [UTC_P, narrow])
+    pd.testing.assert_frame_equal(table.drop(columns="source_file").reset_index(drop=True),
+                                  alone.reset_index(drop=True))
+    assert dict(notes) == {SAME_JOB: 3}
+
+
+def test_a_requeued_jobs_last_attempt_in_a_D_and_a_plain_export_is_one_copy_not_two():
+    """s48 tester P12: the -D export's copy (submit_time moved back to the first submission)
+    and the plain export's (the requeue's Submit) of one attempt were "an earlier attempt of a
+    requeued job": copies are matched by the attempt's own Submit."""
+    table, _, notes = ingest([S45["completed-D-P.txt"], S45["completed-P.txt"]])
+    alone = ingest([S45["completed-D-P.txt"]])[0]
+    pd.testing.assert_frame_equal(table.drop(columns="source_file"),
+                                  alone.drop(columns="source_file"))
+    assert dict(notes) == {SAME_JOB: 1}
