@@ -135,7 +135,7 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
                           "so none can be told finished or how it ended; give a copy with the "
                           "states")
     for name in ("submit_time", "start_time", "end_time"):
-        out[name] = _to_datetime(col(name))
+        out[name] = _to_datetime(col(name), name, report.facts)
     out["time_limit_s"] = pd.to_numeric(col("time_limit_min"), errors="coerce") * 60
     out["mem_req_gb"] = pd.to_numeric(col("mem_req_mb"), errors="coerce") / 1000
 
@@ -184,13 +184,28 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     return out, report
 
 
-def _to_datetime(series):
+#: Epoch units by a column's typical magnitude: below 1e11 seconds (the year 5138), 1e14
+#: milliseconds, 1e17 microseconds, else nanoseconds. A job log's times fall in 1970-2261
+#: (:data:`.times.FIRST_YEAR`), where the units lie 1000x apart (1.6e9 s is 1.6e12 ms).
+EPOCH_UNITS = ((1e11, "s", "seconds"), (1e14, "ms", "milliseconds"),
+               (1e17, "us", "microseconds"), (float("inf"), "ns", "nanoseconds"))
+
+
+def _to_datetime(series, name: str = "", facts: list | None = None):
+    """A time column -> naive UTC datetimes; numbers are epoch times in the unit their
+    median's magnitude says (s48 tester P1: ``.astype('int64')`` of PM100's own times gives
+    milliseconds, read as seconds: year 54055 and a traceback), said in ``facts`` where not
+    seconds. A value far from the others' unit falls outside the years and is counted so."""
     import pandas as pd
 
     if series is None or series.isna().all():
         return pd.Series(pd.NaT, index=series.index if series is not None else None)
     if pd.api.types.is_numeric_dtype(series):
-        return pd.to_datetime(series, unit="s", errors="coerce")
+        typical = float(series.abs().median())
+        unit, word = next((u, w) for bound, u, w in EPOCH_UNITS if typical < bound)
+        if unit != "s" and facts is not None:
+            facts.append(f"{name} read as epoch {word} (the size of its values)")
+        return pd.to_datetime(series, unit=unit, errors="coerce")
     out = pd.to_datetime(series, errors="coerce", utc=True)
     return out.dt.tz_convert(None)
 

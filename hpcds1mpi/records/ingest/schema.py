@@ -237,8 +237,11 @@ def normalise(df, path: str, kind: str, dropped: Counter | None = None, *,
     df = df.copy()
     if "wait_s" not in df.columns and {"submit_time", "start_time"} <= set(df.columns):
         # One rule for every reader that has both times (PM100, Eagle, Eurora): start - submit.
-        start = pd.to_datetime(df["start_time"], errors="coerce", utc=True)
-        submit = pd.to_datetime(df["submit_time"], errors="coerce", utc=True)
+        # Of times within the years only: a far one (epoch ms read as s: year 54055) is
+        # dropped below, and start - submit overflowed nanoseconds first (s48 tester P1).
+        start, submit = (values.where(~outside_years(values)) for values in (
+            pd.to_datetime(df[c], errors="coerce", utc=True).dt.tz_convert(None)
+            for c in ("start_time", "submit_time")))
         df["wait_s"] = (start - submit).dt.total_seconds()
     for name, value in (("source_file", str(path)), ("source_kind", kind)):
         if keep_source and name in df.columns:

@@ -209,3 +209,35 @@ def test_a_pm100_table_under_a_folder_named_tilde_is_read_there(tmp_path, monkey
     _pm100_frame("new").head(2).to_parquet(home / "pm100.parquet")  # what pandas would read
     df, report = read_job_log("~/pm100.parquet")
     assert report.records == 6 and len(df) == 4
+
+
+@pytest.mark.parametrize("scale, word", [(1, None), (1000, "milliseconds"),
+                                         (10**6, "microseconds"), (10**9, "nanoseconds")])
+def test_epoch_times_are_read_in_the_unit_their_size_says(tmp_path, scale, word):
+    """s48 tester P1: epoch milliseconds (``.astype('int64')`` of PM100's own times) were read
+    as seconds, year 54055, and start - submit crashed; microseconds emptied every time."""
+    src = _pm100_frame("new")
+    for name in ("submit_time", "start_time", "end_time"):
+        src[name] = src[name].astype("datetime64[s]").astype("int64") * scale
+    path = tmp_path / "pm100-epoch.parquet"
+    src.to_parquet(path)
+    df, report = read_job_log(path)
+    jobs = by_id(df)
+    assert jobs["1000"]["submit_time"] == pd.Timestamp("2020-05-01 00:00")
+    assert jobs["1000"]["wait_s"] == 600
+    said = [f for f in report.facts if "read as epoch" in f]
+    assert said == ([] if word is None else [
+        f"{name} read as epoch {word} (the size of its values)"
+        for name in ("submit_time", "start_time", "end_time")])
+
+
+def test_one_time_in_another_unit_is_counted_outside_the_years_not_a_crash(tmp_path):
+    """As the Marconi100 subset: no start_time (all NaT), whose subtraction overflowed."""
+    src = _pm100_frame("new").drop(columns=["start_time", "end_time"])
+    src["submit_time"] = src["submit_time"].astype("datetime64[s]").astype("int64")
+    src.loc[0, "submit_time"] *= 1000  # one value in milliseconds: the year 52271
+    path = tmp_path / "pm100-one-ms.parquet"
+    src.to_parquet(path)
+    df, report = read_job_log(path)
+    assert report.dropped["submit_time outside 1970-2261 (a placeholder or corrupt date)"] == 1
+    assert "1000" not in set(df["job_id"]) and len(df) == 3
