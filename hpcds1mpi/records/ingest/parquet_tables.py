@@ -78,6 +78,38 @@ def _pick(df, names: list[str]):
     return None
 
 
+#: Columns a job cannot be read without: each row would be "missing run_time" (s48 P10).
+_NEEDED = ("runtime_s", "nodes")
+#: Columns said by name when missing and a near miss is there (a rename: "user_name").
+_SAID = ("user", "submit_time", "start_time", "end_time", "time_limit_min", "workload",
+         "gpus")
+
+
+def _needed_columns(path: Path, kind: str, cols: list[str], facts: list[str]) -> None:
+    """Refuse a table without a column of :data:`_NEEDED`, naming it and its near miss (a
+    renamed column read as every row's value missing, s48 tester P10); a column of
+    :data:`_SAID` missing where a near miss is there is said in ``facts``.
+
+    Raises:
+        IngestError: a needed column missing.
+    """
+    from .column_names import near_misses
+
+    known = [n for names in _PM100_COLUMNS.values() for n in names]
+    missing = [_PM100_COLUMNS[ours][0] for ours in _NEEDED
+               if not set(_PM100_COLUMNS[ours]) & set(cols)]
+    if missing:
+        has = near_misses(missing, cols, known) or f" (has {', '.join(cols[:10])})"
+        raise IngestError(f"{path}: a {kind} table needs the column(s) {', '.join(missing)}"
+                          f"{has}; rename it back, or save the table with it")
+    for ours in _SAID:
+        if not set(_PM100_COLUMNS[ours]) & set(cols):
+            near = near_misses([_PM100_COLUMNS[ours][0]], cols, known)
+            if near:
+                facts.append(f"no {_PM100_COLUMNS[ours][0]} column{near}: not read; rename "
+                             "it back to read it")
+
+
 def _mean_power(value) -> float:
     """A power list (W samples) -> its mean; a scalar (already an average) -> itself."""
     import numpy as np
@@ -112,6 +144,8 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
         # Without it no job can be told finished, or how it ended.
         raise IngestError(f"{path}: a {kind} table needs the column job_state (or state) "
                           f"(has {', '.join(cols[:10])}{' ...' if len(cols) > 10 else ''})")
+
+    _needed_columns(path, kind, cols, report.facts)
 
     def col(name, default=None):
         s = _pick(src, _PM100_COLUMNS[name])

@@ -241,3 +241,29 @@ def test_one_time_in_another_unit_is_counted_outside_the_years_not_a_crash(tmp_p
     df, report = read_job_log(path)
     assert report.dropped["submit_time outside 1970-2261 (a placeholder or corrupt date)"] == 1
     assert "1000" not in set(df["job_id"]) and len(df) == 3
+
+
+@pytest.mark.parametrize("old, new", [("run_time", "runtime"),
+                                      ("num_nodes_alloc", "NumNodes")])
+def test_a_needed_column_renamed_is_named_not_every_row_missing(tmp_path, old, new):
+    """s48 tester P10: "no job could be read as pm100 (200 x missing or negative run_time)"
+    for a table whose run_time column was renamed."""
+    src = _pm100_frame("new").drop(columns=["num_nodes_req"]).rename(columns={old: new})
+    path = tmp_path / "pm100-renamed.parquet"
+    src.to_parquet(path)
+    with pytest.raises(IngestError, match=f"needs the column.s. {old} .has '{new}' for "
+                                          f"{old}.; rename it back") as info:
+        read_job_log(path)
+    assert "\n" not in str(info.value)
+
+
+def test_an_optional_column_renamed_is_said_by_name(tmp_path):
+    src = _pm100_frame("new").rename(columns={"user_id": "user_name",
+                                              "time_limit": "timelimit"})
+    path = tmp_path / "pm100-renamed.parquet"
+    src.to_parquet(path)
+    df, report = read_job_log(path)
+    assert len(df) == 4
+    assert "no user_id column (has 'user_name' for user_id): not read; rename it back to " \
+           "read it" in report.facts
+    assert any(f.startswith("no time_limit column (has 'timelimit'") for f in report.facts)
