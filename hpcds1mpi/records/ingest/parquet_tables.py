@@ -27,20 +27,47 @@ def parquet_columns(path: Path) -> list[str]:
         raise IngestError(f"{path}: unreadable parquet file ({exc})") from None
 
 
-def parquet_kind(path: Path, cols: list[str]) -> str:
-    """``pm100`` or ``adastra`` from a parquet file's columns (IngestError for neither)."""
+def parquet_kind(path: Path, cols: list[str], asked: str | None = None) -> str:
+    """``pm100`` or ``adastra`` from a parquet file's columns: PM100's core, GPU or task
+    columns, else its power samples (a list per job) or Adastra's one average; with none of
+    them the kind ``asked`` (``--kind``).
+
+    Raises:
+        IngestError: neither kind, or which one cannot be told and none was asked.
+    """
     names = set(cols)
     pm100_only = {"num_cores_alloc", "num_cpus_alloc", "cpus_alloc", "num_gpus_alloc",
                   "num_tasks", "cores_per_task", "num_cores_req", "num_cpus_req"}
     if names & pm100_only:
         return "pm100"
     if {"num_nodes_alloc", "run_time"} <= names:
-        return "adastra"
+        samples = _power_samples(path, names)
+        if samples is not None:
+            return "pm100" if samples else "adastra"
+        if asked in ("pm100", "adastra"):
+            return asked
+        # s48 tester P5: the Marconi100 subset without num_gpus_alloc was stored as Adastra.
+        raise IngestError(f"{path}: a PM100 or an Adastra table, which its columns do not "
+                          "tell (no GPU, core or task column, no power column); name it with "
+                          "--kind pm100 or --kind adastra")
     if set(TABLE_MARK) <= names:
         raise IngestError(f"{path}: a job table hpcds1mpi ingest wrote, not a PM100/Adastra "
                           "table; give it with --kind auto (or job-table)")
     raise IngestError(f"{path}: parquet without PM100/Adastra job columns "
                       f"(need num_nodes_alloc and run_time; has {', '.join(cols[:8])}...)")
+
+
+def _power_samples(path: Path, names: set[str]) -> bool | None:
+    """Whether the table's power column holds samples (a list per job: PM100) or one
+    average (Adastra); None without a power column."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    column = next((n for n in _PM100_COLUMNS["power"] if n in names), None)
+    if column is None:
+        return None
+    kind = pq.read_schema(path).field(column).type
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
 
 
 # Our column <- candidate source columns, newest generation first.
@@ -134,7 +161,7 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     path = Path(path)
     report = FileReport(str(path), kind)
     cols = parquet_columns(path)
-    found = parquet_kind(path, cols)
+    found = parquet_kind(path, cols, kind)
     if found != kind:
         raise IngestError(f"{path}: looks like a {found} table, not {kind} (check --kind)")
     src = read_file(pd.read_parquet, path)  # a "~" folder's file, as parquet_columns read it

@@ -267,3 +267,23 @@ def test_an_optional_column_renamed_is_said_by_name(tmp_path):
     assert "no user_id column (has 'user_name' for user_id): not read; rename it back to " \
            "read it" in report.facts
     assert any(f.startswith("no time_limit column (has 'timelimit'") for f in report.facts)
+
+
+def test_a_pm100_table_without_gpu_core_or_task_columns_is_not_called_adastra(tmp_path):
+    """s48 tester P5: the Marconi100 subset without num_gpus_alloc was read and stored as an
+    Adastra table; its power samples (a list per job) tell PM100, else --kind must."""
+    src = _pm100_frame("new").drop(columns=["num_gpus_alloc", "num_gpus_req", "num_tasks",
+                                            "cores_per_task", "num_cores_req",
+                                            "num_cores_alloc"])
+    path = tmp_path / "pm100-cpu.parquet"
+    src.to_parquet(path)
+    assert detect_kind(path) == "pm100"  # node_power_consumption: samples
+    bare = src.drop(columns=["node_power_consumption", "cpu_power_consumption",
+                             "mem_power_consumption"])
+    bare.to_parquet(path)
+    with pytest.raises(IngestError, match="a PM100 or an Adastra table, which its columns do "
+                                          "not tell .*--kind pm100 or --kind adastra"):
+        read_job_log(path)
+    for kind in ("pm100", "adastra"):
+        df, report = read_job_log(path, kind)
+        assert report.kind == kind and set(df["source_kind"]) == {kind} and len(df) == 4
