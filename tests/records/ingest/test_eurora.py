@@ -89,3 +89,11 @@ def test_truncated_last_row_counted(tmp_path):
     df, report = read_job_log(path)
     assert dict(report.dropped) == {"fewer fields than the header (truncated row)": 1}
     assert len(df) == 19 and df["runtime_s"].notna().all()
+
+
+def test_the_same_job_twice_in_the_file_is_kept_once_counted(tmp_path):
+    """s48 tester P3: the file and its first 5 rows again ("6030 records -> 6030 jobs")."""
+    df, report = read_job_log(_slice(tmp_path, lambda lines: lines + lines[1:6]))
+    assert report.records == 25 and len(df) == 20 and df["job_id"].is_unique
+    assert report.notes["same job twice in the file (job id, submit, start and end agree: "
+                        "overlapping exports joined), kept once"] == 5

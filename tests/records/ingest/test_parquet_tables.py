@@ -287,3 +287,24 @@ def test_a_pm100_table_without_gpu_core_or_task_columns_is_not_called_adastra(tm
     for kind in ("pm100", "adastra"):
         df, report = read_job_log(path, kind)
         assert report.kind == kind and set(df["source_kind"]) == {kind} and len(df) == 4
+
+
+def test_the_same_job_twice_in_the_file_is_kept_once_counted(tmp_path):
+    """s48 tester P3: two monthly tables joined with an overlap kept each copy ("250 records
+    -> 250 jobs"), inflating every count and train's rows; sacct and SWF keep one."""
+    src = _pm100_frame("new")
+    again = src.iloc[[0, 2]].copy()
+    again["partition"] = None  # the copy with fewer fields known is the one dropped
+    path = tmp_path / "pm100-joined.parquet"
+    pd.concat([again, src]).to_parquet(path)
+    df, report = read_job_log(path)
+    assert report.records == 8 and len(df) == 4 and df["job_id"].is_unique
+    assert report.notes["same job twice in the file (job id, submit, start and end agree: "
+                        "overlapping exports joined), kept once"] == 2
+    assert set(df["partition"]) == {"m100_usr_prod"}
+    # Another job under a used id (other times) is no copy.
+    other = src.iloc[[0]].assign(submit_time=pd.Timestamp("2020-06-01"),
+                                 start_time=pd.Timestamp("2020-06-01 00:10"),
+                                 end_time=pd.Timestamp("2020-06-01 00:40"))
+    pd.concat([src, other]).to_parquet(path)
+    assert len(read_job_log(path)[0]) == 5
