@@ -86,3 +86,38 @@ def test_a_time_outside_1970_2261_is_counted_not_a_crash(tmp_path, value):
         rows[3][rows[0].index(column)] = value
     df, report = read_job_log(_write(tmp_path, rows))
     assert len(df) == 9 and sum(report.dropped.values()) == 1, report.lines()
+
+
+def test_array_tasks_of_two_overlapping_exports_are_matched_by_their_content(tmp_path):
+    """s48 tester P16: tasks were numbered ID_0, ID_1 ... in each file's order, so two exports
+    overlapping inside an array paired different tasks as copies (102 of 1000 jobs lost)."""
+    from hpcds1mpi.records.ingest import ingest
+
+    rows = _rows(1000)
+    header, body = rows[0], rows[1:]
+    at = [header.index(c) for c in ("job_id", "start_time", "run_time")]
+    seen, tasks = set(), []
+    for row in body:  # the array's tasks, each once (tasks alike to the second: no test here)
+        key = tuple(row[i] for i in at)
+        if row[at[0]] == "532939" and key not in seen:
+            seen.add(key)
+            tasks.append(row)
+    assert len(tasks) == 411
+    first = _write(tmp_path, [header, *tasks[:300]])
+    second = tmp_path / "eagle-2.csv"
+    with open(second, "w", newline="") as fh:
+        csv.writer(fh).writerows([header, *tasks[250:]])
+    table, _, notes = ingest([first, second])
+    assert len(table) == 411 and table["job_id"].is_unique
+    assert sum(n for note, n in notes.items() if "same job in several files" in note) == 50
+    assert not any("disagree" in note for note in notes)
+
+
+def test_array_task_ids_come_from_their_start_and_run_time(tmp_path):
+    df, report = read_job_log(EAGLE)
+    row = df[df["job_id"] == "532939_20190103T102810+14534s"]
+    assert len(row) == 1 and row.iloc[0]["runtime_s"] == 14534
+    alike = df["job_id"].str.contains("#", regex=False)
+    assert alike.sum() == 41 and df["job_id"].is_unique
+    assert any(note.startswith("array tasks alike to the second") and n == 41
+               for note, n in report.notes.items())
