@@ -16,7 +16,7 @@ from .eagle import read_eagle
 from .eurora import read_eurora
 from .job_tables import csv_separator, read_job_table_file
 from .other_logs import READS, TO_SWF, not_read
-from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet
+from .parquet_tables import parquet_columns, parquet_kind, read_job_parquet, saved_as_csv
 from .sacct_csv import is_sacct_header, read_sacct_csv
 from .sacct_json import read_sacct_json
 from .sacct_text import read_sacct_parsable
@@ -81,7 +81,8 @@ def detect_kind(path: str | Path) -> str:
     if other_delimiter(first):  # sacct --delimiter=';' or tab: the header makes it certain
         return "sacct-p"
     # fixed-width sacct output, another separator, a job table with a column renamed
-    said = wrong_export(path, text) or renamed_table(path, csv_header(first))
+    said = (wrong_export(path, text) or renamed_table(path, csv_header(first))
+            or saved_as_csv(path))
     if said:
         raise IngestError(said)
     # s37 tester J4: no way on but "--kind KIND", which no kind fits for most such files.
@@ -166,7 +167,8 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
     if kind in ("pm100", "adastra"):
         with open(path, "rb") as fh:
             if fh.read(4) != b"PAR1":
-                raise IngestError(f"{path}: not a parquet file, so not a {kind} table")
+                raise IngestError(saved_as_csv(path)
+                                  or f"{path}: not a parquet file, so not a {kind} table")
         df, report = read_job_parquet(path, kind)
     elif kind == "job-table":
         df, report = read_job_table_file(path)

@@ -41,10 +41,45 @@ def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise IngestError(f"{path}: cannot read it as a job table ({why})") from None
+    _refuse_other_table(path, table.columns)
     if path.suffix == ".parquet":
         report.records = len(table)
     report.jobs = len(table)
     return table, report
+
+
+#: The column no job table is without (as the API's history frames: a table of jobs without
+#: ids still says how long they ran).
+NEEDED = ("runtime_s",)
+
+
+def _refuse_other_table(path: Path, columns) -> None:
+    """Refuse a table without :data:`NEEDED` (any CSV or parquet, under ``--kind job-table``:
+    s48 tester P7, a PM100 table read as 1994 jobs without a status), naming what it is when
+    ingest reads it as a log.
+
+    Raises:
+        IngestError: a needed column missing.
+    """
+    from .job_logs import detect_kind  # which reads job tables through this module
+    from .parquet_tables import saved_as_csv
+
+    missing = [c for c in NEEDED if c not in columns]
+    if not missing:
+        return
+    said = saved_as_csv(path) if path.suffix == ".csv" else None
+    if said:
+        raise IngestError(said)
+    start = f"{path}: not a job table hpcds1mpi ingest wrote (it has no {', '.join(missing)})"
+    try:
+        kind = detect_kind(path)
+    except IngestError:  # its "--kind" hint would lead back here
+        kind = None
+    if kind and kind != "job-table":
+        raise IngestError(f"{start}; it reads as kind {kind}: give --kind {kind}, or auto")
+    names = ", ".join(map(str, list(columns)[:8])) + (" ..." if len(columns) > 8 else "")
+    raise IngestError(f"{start}; its columns are {names}: give a job table ingest wrote, or "
+                      "the job log with --kind auto")
 
 
 def csv_separator(first_line: str) -> str | None:

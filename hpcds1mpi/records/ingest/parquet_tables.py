@@ -27,6 +27,28 @@ def parquet_columns(path: Path) -> list[str]:
         raise IngestError(f"{path}: unreadable parquet file ({exc})") from None
 
 
+#: Columns only PM100 tables have (Adastra's have none of them).
+PM100_ONLY = {"num_cores_alloc", "num_cpus_alloc", "cpus_alloc", "num_gpus_alloc", "num_tasks",
+              "cores_per_task", "num_cores_req", "num_cpus_req"}
+
+
+def saved_as_csv(path: str | Path) -> str | None:
+    """The one line for a PM100 or Adastra table saved as CSV (their columns in its header):
+    ingest reads those as parquet, so the conversion is named (s48 tester P13: "not a job log
+    of a known kind", and --kind job-table wrote its jobs without states); else None."""
+    from .csv_tables import csv_header
+    from .wrong_exports import first_text
+
+    names = set(csv_header(first_text(path)))
+    if not ({"job_id", "run_time", "job_state"} <= names
+            and names & (PM100_ONLY | {"num_nodes_alloc"})):
+        return None
+    parquet = Path(path).with_suffix(".parquet")
+    return (f"{path}: a PM100/Adastra job table saved as CSV; ingest reads these as parquet: "
+            f"convert it (python -c \"import pandas as pd; pd.read_csv({str(path)!r})"
+            f".to_parquet({str(parquet)!r})\") and ingest {parquet}")
+
+
 def parquet_kind(path: Path, cols: list[str], asked: str | None = None) -> str:
     """``pm100`` or ``adastra`` from a parquet file's columns: PM100's core, GPU or task
     columns, else its power samples (a list per job) or Adastra's one average; with none of
@@ -36,9 +58,7 @@ def parquet_kind(path: Path, cols: list[str], asked: str | None = None) -> str:
         IngestError: neither kind, or which one cannot be told and none was asked.
     """
     names = set(cols)
-    pm100_only = {"num_cores_alloc", "num_cpus_alloc", "cpus_alloc", "num_gpus_alloc",
-                  "num_tasks", "cores_per_task", "num_cores_req", "num_cpus_req"}
-    if names & pm100_only:
+    if names & PM100_ONLY:
         return "pm100"
     if {"num_nodes_alloc", "run_time"} <= names:
         samples = _power_samples(path, names)

@@ -208,3 +208,26 @@ def test_two_tables_joined_with_cat(table_csv, tmp_path):
     joined.write_text("".join(lines + [swapped] + lines[1:]))
     with pytest.raises(IngestError, match="a second header line with other columns"):
         read_job_log(joined)
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_a_table_without_run_times_is_refused_as_a_job_table(tmp_path, suffix):
+    """s48 tester P7: --kind job-table read any CSV or parquet (2 "jobs" with job_id NA from
+    a table of names and scores; the PM100 table's 1994 jobs without a status)."""
+    path = tmp_path / f"people{suffix}"
+    frame = pd.DataFrame({"name": ["alice", "bob"], "score": [3, 4]})
+    frame.to_csv(path, index=False) if suffix == ".csv" else frame.to_parquet(path)
+    with pytest.raises(IngestError, match="not a job table hpcds1mpi ingest wrote .it has no "
+                                          "runtime_s.; its columns are name, score") as info:
+        read_job_log(path, "job-table")
+    assert "\n" not in str(info.value)
+
+
+def test_a_job_log_given_as_a_job_table_is_named_with_its_kind(tmp_path):
+    from tests.records.ingest.test_parquet_tables import _pm100_frame
+
+    path = tmp_path / "pm100.parquet"
+    _pm100_frame("new").to_parquet(path)
+    with pytest.raises(IngestError, match="it has no runtime_s.; it reads as kind pm100: "
+                                          "give --kind pm100, or auto"):
+        read_job_log(path, "job-table")

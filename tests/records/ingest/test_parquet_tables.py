@@ -308,3 +308,21 @@ def test_the_same_job_twice_in_the_file_is_kept_once_counted(tmp_path):
                                  end_time=pd.Timestamp("2020-06-01 00:40"))
     pd.concat([src, other]).to_parquet(path)
     assert len(read_job_log(path)[0]) == 5
+
+
+@pytest.mark.parametrize("kind", ["auto", "pm100", "job-table"])
+def test_a_pm100_table_saved_as_csv_names_the_conversion(tmp_path, kind):
+    """s48 tester P13: "not a job log of a known kind", "not a parquet file", and under
+    --kind job-table its jobs were written without their states."""
+    path = tmp_path / "pm.csv"
+    _pm100_frame("new").drop(columns=["node_power_consumption", "cpu_power_consumption",
+                                      "mem_power_consumption"]).to_csv(path, index=False)
+    with pytest.raises(IngestError, match="a PM100/Adastra job table saved as CSV; ingest "
+                                          "reads these as parquet: convert it") as info:
+        read_job_log(path, kind)
+    said = str(info.value)
+    assert "\n" not in said and f"and ingest {tmp_path / 'pm.parquet'}" in said
+    command = said.split('python -c "')[1].split('")')[0]
+    exec(command)  # the conversion it names gives a table ingest reads
+    df, report = read_job_log(tmp_path / "pm.parquet")
+    assert report.kind == "pm100" and len(df) == 4
