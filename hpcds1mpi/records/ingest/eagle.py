@@ -38,7 +38,8 @@ def _task_ids(tasks: "pd.DataFrame", report: FileReport) -> "pd.Series":
     that overlap number the same task alike, so the merge keeps it once (s48 tester P16:
     numbered in file order, 102 of 1000 tasks were paired with others and lost)."""
     start = tasks["start_time"].dt.strftime("%Y%m%dT%H%M%S").fillna("nostart")
-    run = tasks["runtime_s"].map(lambda s: f"{s:g}s", na_action="ignore").fillna("norun")
+    run = tasks["runtime_s"].map(lambda s: f"{s:.0f}s" if float(s).is_integer() else f"{s}s",
+                                 na_action="ignore").fillna("norun")
     ids = tasks["job_id"] + "_" + start + "+" + run
     again = ids.groupby(ids).cumcount()
     if again.gt(0).any():

@@ -121,3 +121,11 @@ def test_array_task_ids_come_from_their_start_and_run_time(tmp_path):
     assert alike.sum() == 41 and df["job_id"].is_unique
     assert any(note.startswith("array tasks alike to the second") and n == 41
                for note, n in report.notes.items())
+    rows = _rows(1000)
+    at, run, start, end = (rows[0].index(c) for c in ("job_id", "run_time", "start_time",
+                                                      "end_time"))
+    for row, seconds in zip(rows[1:3], (1234567, 1234568)):  # 'g' wrote 1.23457e+06
+        row[at], row[run] = "7", f"{seconds}.0"
+        row[end] = str(pd.Timestamp(row[start]) + pd.Timedelta(seconds=seconds))
+    ids = set(read_job_log(_write(tmp_path, rows[:3]))[0]["job_id"])
+    assert {i.split("+")[1] for i in ids} == {"1234567s", "1234568s"}
