@@ -52,24 +52,16 @@ def saved_as_csv(path: str | Path) -> str | None:
 def parquet_kind(path: Path, cols: list[str], asked: str | None = None) -> str:
     """``pm100`` or ``adastra`` from a parquet file's columns: PM100's core, GPU or task
     columns, else its power samples (a list per job) or Adastra's one average; with none of
-    them the kind ``asked`` (``--kind``).
+    them the kind ``asked`` (``--kind``), else PM100 (:data:`UNTOLD` says so).
 
     Raises:
-        IngestError: neither kind, or which one cannot be told and none was asked.
+        IngestError: neither kind.
     """
     names = set(cols)
-    if names & PM100_ONLY:
-        return "pm100"
-    if {"num_nodes_alloc", "run_time"} <= names:
-        samples = _power_samples(path, names)
-        if samples is not None:
-            return "pm100" if samples else "adastra"
-        if asked in ("pm100", "adastra"):
-            return asked
+    if {"num_nodes_alloc", "run_time"} <= names or names & PM100_ONLY:
+        told = _told_apart(path, names)
         # s48 tester P5: the Marconi100 subset without num_gpus_alloc was stored as Adastra.
-        raise IngestError(f"{path}: a PM100 or an Adastra table, which its columns do not "
-                          "tell (no GPU, core or task column, no power column); name it with "
-                          "--kind pm100 or --kind adastra")
+        return told or (asked if asked in ("pm100", "adastra") else "pm100")
     if set(TABLE_MARK) <= names:
         raise IngestError(f"{path}: a job table hpcds1mpi ingest wrote, not a PM100/Adastra "
                           "table; give it with --kind auto (or job-table)")
@@ -77,17 +69,24 @@ def parquet_kind(path: Path, cols: list[str], asked: str | None = None) -> str:
                       f"(need num_nodes_alloc and run_time; has {', '.join(cols[:8])}...)")
 
 
-def _power_samples(path: Path, names: set[str]) -> bool | None:
-    """Whether the table's power column holds samples (a list per job: PM100) or one
-    average (Adastra); None without a power column."""
+#: The fact on a table whose columns tell neither kind.
+UNTOLD = ("no GPU, core, task or power column tells PM100 from Adastra: read as {kind} "
+          "(else give --kind {other})")
+
+
+def _told_apart(path: Path, names: set[str]) -> str | None:
+    """``pm100`` for PM100's own columns or power samples (a list per job), ``adastra`` for
+    one average power per job; None where no column tells."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if names & PM100_ONLY:
+        return "pm100"
     column = next((n for n in _PM100_COLUMNS["power"] if n in names), None)
     if column is None:
         return None
     kind = pq.read_schema(path).field(column).type
-    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+    return "pm100" if pa.types.is_list(kind) or pa.types.is_large_list(kind) else "adastra"
 
 
 # Our column <- candidate source columns, newest generation first.
@@ -184,6 +183,9 @@ def read_job_parquet(path: str | Path, kind: str) -> tuple["pd.DataFrame", FileR
     found = parquet_kind(path, cols, kind)
     if found != kind:
         raise IngestError(f"{path}: looks like a {found} table, not {kind} (check --kind)")
+    if _told_apart(path, set(cols)) is None:
+        other = "adastra" if kind == "pm100" else "pm100"
+        report.facts.append(UNTOLD.format(kind=kind, other=other))
     src = read_file(pd.read_parquet, path)  # a "~" folder's file, as parquet_columns read it
     report.records = len(src)
     n = len(src)

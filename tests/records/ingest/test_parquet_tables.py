@@ -271,7 +271,8 @@ def test_an_optional_column_renamed_is_said_by_name(tmp_path):
 
 def test_a_pm100_table_without_gpu_core_or_task_columns_is_not_called_adastra(tmp_path):
     """s48 tester P5: the Marconi100 subset without num_gpus_alloc was read and stored as an
-    Adastra table; its power samples (a list per job) tell PM100, else --kind must."""
+    Adastra table; its power samples (a list per job) tell PM100; with no column that tells,
+    PM100 (the dataset's own subset) is read, said, and --kind adastra is the way."""
     src = _pm100_frame("new").drop(columns=["num_gpus_alloc", "num_gpus_req", "num_tasks",
                                             "cores_per_task", "num_cores_req",
                                             "num_cores_alloc"])
@@ -281,12 +282,12 @@ def test_a_pm100_table_without_gpu_core_or_task_columns_is_not_called_adastra(tm
     bare = src.drop(columns=["node_power_consumption", "cpu_power_consumption",
                              "mem_power_consumption"])
     bare.to_parquet(path)
-    with pytest.raises(IngestError, match="a PM100 or an Adastra table, which its columns do "
-                                          "not tell .*--kind pm100 or --kind adastra"):
-        read_job_log(path)
-    for kind in ("pm100", "adastra"):
-        df, report = read_job_log(path, kind)
+    for asked, kind, other in (("auto", "pm100", "adastra"), ("pm100", "pm100", "adastra"),
+                               ("adastra", "adastra", "pm100")):
+        df, report = read_job_log(path, asked)
         assert report.kind == kind and set(df["source_kind"]) == {kind} and len(df) == 4
+        assert (f"no GPU, core, task or power column tells PM100 from Adastra: read as {kind} "
+                f"(else give --kind {other})") in report.facts
 
 
 def test_the_same_job_twice_in_the_file_is_kept_once_counted(tmp_path):
