@@ -303,7 +303,7 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     drop(~status.isin(list(SWF_STATE)), "unknown status code")
     # A job's partial-execution lines (status 2-4) are one job with its summary line; a
     # number used again far apart or by another user is another job (.swf_parts).
-    bad = fold_parts(numbers, bad, report)
+    bad, part_ends = fold_parts(numbers, bad, report)
     span = header_span_s(head)
     if isinstance(span, str):
         report.facts.append(f"header EndTime: {head.end_text[:40]!r} ignored ({span})")
@@ -383,6 +383,9 @@ def read_swf(path: str | Path, procs_are: str = "auto") -> tuple["pd.DataFrame",
     out["wait_s"] = missing["wait"]
     out["start_time"] = submit + pd.to_timedelta(missing["wait"], unit="s")
     out["end_time"] = out["start_time"] + pd.to_timedelta(missing["run"], unit="s")
+    # A job of parts only ends with its last part, gaps included (.swf_parts).
+    part_ends = part_ends[part_ends.index.isin(out.index)]
+    out.loc[part_ends.index, "end_time"] = start0 + pd.to_timedelta(part_ends, unit="s")
     out["time_limit_s"] = missing["req_time"]
     # Requested memory is KB per processor; GB as the Slurm readers count it (MiB / 1000).
     per_job = req if not as_nodes else np.nan

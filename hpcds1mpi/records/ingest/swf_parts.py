@@ -5,7 +5,8 @@ whole job) plus one line per partial execution under the same job number: status
 continued", 3 "last part, completed", 4 "last part, failed". Such lines are one job, not
 malformed duplicates (s38 tester C7): the summary line is kept wherever it comes; a job written
 only as parts is one job, its run time (and CPU time) the sum of the parts, its memory the
-largest, its status from its last part (3 completed, 4 failed, 2 alone: not known). A number
+largest, its status from its last part (3 completed, 4 failed, 2 alone: not known), its end its
+last part's end (not its first start + the summed run: s48 tester P15). A number
 used again by another user, or more than 26 h apart (the rule of :mod:`.same_jobs` for Slurm
 ids), is another job (a converter that restarted its count, two periods joined), kept.
 """
@@ -25,6 +26,9 @@ REUSED_APART_S = ZONE_SPAN_S
 def fold_parts(numbers, bad, report):
     """Mark in ``bad`` every line that is not its job's kept line; fold the parts into it.
 
+    A job of parts only ran with gaps between its parts, so its end is not its start plus its
+    summed run time: the end its last part gives is returned for the kept line.
+
     Args:
         numbers: the lines' 18 fields (float), changed in place where a job of parts only
             takes its parts' sum.
@@ -33,14 +37,18 @@ def fold_parts(numbers, bad, report):
             "duplicate job number"; folded parts and reused numbers are counted in notes.
 
     Returns:
-        ``bad`` with the lines folded away or dropped.
+        ``(bad, ends)``: ``bad`` with the lines folded away or dropped; ``ends`` (float
+        Series, s from the log's origin, indexed by kept line) the end of each job of parts
+        only whose parts' ends are known, for the reader to use instead of start + run.
     """
     import numpy as np
+    import pandas as pd
 
+    ends = pd.Series(dtype=float)
     lines = numbers[~bad]
     shared = lines["job"].duplicated(keep=False)
     if not shared.any():
-        return bad
+        return bad, ends
     lines = lines[shared].assign(_at=np.arange(int(shared.sum())))
     lines = lines.sort_values(["job", "submit", "_at"], kind="stable")
     prev = lines.shift()
@@ -79,11 +87,23 @@ def fold_parts(numbers, bad, report):
             numbers.loc[keep, name] = known_sum.fillna(-1).to_numpy()
         numbers.loc[keep, "mem_used_kb"] = grouped["mem_used_kb"].max().to_numpy()
         numbers.loc[keep, "status"] = grouped["status"].last().to_numpy()
+        # The job ends when its last-ending part does; a part with no wait or run time known
+        # leaves the end unknown, so start + summed run stays (as for a job of one line).
+        part_end = (parts["submit"] + parts["wait"] + parts["run"]).where(
+            (parts["wait"] >= 0) & (parts["run"] >= 0))
+        last_end = part_end.groupby(of, sort=False).max().where(
+            part_end.notna().groupby(of, sort=False).all()).to_numpy()
+        # Never before start + summed run (overlapping parts are a garbled log, not a job
+        # that ended before it had run its time).
+        start_plus_run = (numbers.loc[keep, "submit"] + numbers.loc[keep, "wait"]
+                          + numbers.loc[keep, "run"]).to_numpy()
+        ends = pd.Series(np.fmax(last_end, start_plus_run), index=keep)
+        ends = ends[~np.isnan(last_end)]
         report.notes["partial-execution line (status 2-4) of a job without a summary line: "
-                     "folded into one job (run time the sum of the parts, status from the "
-                     "last)"] += len(extra)
+                     "folded into one job (run time the sum of the parts, end and status "
+                     "from the last)"] += len(extra)
     out = bad.copy()
     out[twice] = True
     out[folded] = True
     out[extra] = True
-    return out
+    return out, ends

@@ -3,6 +3,8 @@ again far apart or by another user kept as another job (s38 tester C7)."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from hpcds1mpi.records.ingest import read_job_log
 
 HEAD = "; UnixStartTime: 1400000000\n; MaxProcs: 64\n"
@@ -75,3 +77,26 @@ def test_two_jobs_of_parts_only_keep_their_own_sums(tmp_path):
     ten, twenty = (df[df["job_id"] == j].iloc[0] for j in ("10", "20"))
     assert (ten["runtime_s"], ten["status"]) == (150, "ok")
     assert (twenty["runtime_s"], twenty["status"]) == (15, "failed")
+
+
+def test_a_job_of_parts_only_ends_when_its_last_part_ends(tmp_path):
+    # s48 tester P15: the folded job ended at its first start + the summed run (t = 605), so a
+    # job submitted at t = 700 saw it finished; its last part ran from 500 to 800.
+    df, report = _read(tmp_path, _line(7, 100, 5, 200, 2, 1), _line(7, 100, 400, 300, 3, 1))
+    job = df.iloc[0]
+    origin = pd.Timestamp(1400000000, unit="s")
+    assert job["runtime_s"] == 500  # the sum of the parts, as before
+    assert job["start_time"] == origin + pd.Timedelta(seconds=105)
+    assert job["end_time"] == origin + pd.Timedelta(seconds=800)
+    assert any("end and status from the last" in n for n in report.notes), report.lines()
+
+
+def test_a_job_of_parts_with_an_unknown_time_or_overlapping_parts_ends_at_start_plus_run(
+        tmp_path):
+    # A part without a run time leaves the last end unknown; overlapping parts (a garbled log)
+    # would end the job before it had run its summed time: both keep start + summed run.
+    origin = pd.Timestamp(1400000000, unit="s")
+    for second, end in ((_line(7, 100, 400, -1, 3, 1), 305),
+                        (_line(7, 100, 50, 100, 3, 1), 405)):
+        df, _ = _read(tmp_path, _line(7, 100, 5, 200, 2, 1), second)
+        assert df.iloc[0]["end_time"] == origin + pd.Timedelta(seconds=end)
