@@ -214,14 +214,31 @@ class WalltimeModel:
         if gate.over < over or kill > 1 - self.coverage:
             self.gate_ = gate
 
-    def held_out_coverage(self) -> float | None:
-        """The share of held-out calibration jobs the walltime covered (the gate's choosing
-        jobs, the policy's newer half, or the level's check), None when not measured."""
+    def chosen_coverage(self, n_calibration: int) -> tuple[float, int, float] | None:
+        """What the walltime covered of the jobs its last choice was made on, which is no
+        check on other jobs: the choice keeps only options covering enough of these very jobs
+        (s48 tester P11: printed as "96.0 % of the newest 4127 ... were covered", it was the
+        gate's own score on 2751).
+
+        Args:
+            n_calibration: the calibration jobs the model was fitted with
+                (``RuntimePredictor.n_calibration_``).
+
+        Returns:
+            (share covered, how many jobs it was measured on, the share the choice required
+            there) -- of the risk gate's choosing jobs (the newest third), else of the
+            policy's or the level's newer half; None when not measured.
+        """
+        from .walltime_gate import LEARN_SHARE, SAFETY
+
+        newer_half = n_calibration - n_calibration // 2
         if self.gate_ is not None:
-            return 1.0 - self.gate_.kill
+            return (1.0 - self.gate_.kill, n_calibration - int(n_calibration * LEARN_SHARE),
+                    1.0 - (1.0 - self.coverage) * SAFETY)
         if self.policy_ is not None and np.isfinite(self.policy_.kill):
-            return 1.0 - self.policy_.kill
-        return self.validation_.get("coverage")
+            return 1.0 - self.policy_.kill, newer_half, self.coverage
+        cover = self.validation_.get("coverage")
+        return None if cover is None else (cover, newer_half, self.coverage)
 
     def _fit_novel(self, cc: pd.DataFrame, score: np.ndarray, tight: np.ndarray):
         """The offset of *novel* calibration jobs (:func:`novel_mask`) among the tight ones,

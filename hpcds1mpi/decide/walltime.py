@@ -3,10 +3,12 @@
 :func:`propose_walltime` learns :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor`
 from a job table (``ingest`` of ``sacct``, an SWF log ...) and proposes the calibrated upper
 quantile of the job's run time, capped at the user's request when one is given (and the
-request itself where the job, described without it, needs more). How sure it
-is comes from the history itself (measured, not assumed) with one model: the share covered of
-its own newest calibration jobs, held out from the choice of the per-job policy (:mod:`~hpcds1mpi.surrogates.walltime_policy`: tight where the
-model is sure, the request kept where it is not).
+request itself where the job, described without it, needs more). What it says of how sure
+it is comes from the history itself with one model: the share it covered of the newest
+calibration jobs its tight share and margin were chosen on
+(:mod:`~hpcds1mpi.surrogates.walltime_policy`, :mod:`~hpcds1mpi.surrogates.walltime_gate`:
+tight where the model is sure, the request kept where it is not), said as the score it was
+chosen by, not as a check on other jobs.
 
 Where it cannot know — the history has too few completed jobs with a known end to learn from,
 or the user fewer than :data:`MIN_USER_JOBS` of them — it proposes nothing and says so
@@ -162,9 +164,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     # them (tens of seconds on a 40k-job history); the walltime itself does not use either.
     args = {"coverage": quantile, "choose": "single", **(predictor_args or {})}
 
-    # One fit: how sure comes from the model's own held-out check (the newest half of its
-    # calibration slice, scored with the policy chosen on the older half), not a second model.
-    # The fit is a function of the history alone: kept in the user's cache (s34 tester S4).
+    # One fit, not a second model for a check: how sure is what the fit's own choice scored
+    # on its newest calibration jobs. The fit is a function of the history alone: kept in the
+    # user's cache (s34 tester S4).
     from hpcds1mpi.decide.walltime_cache import cached_fit
 
     def fit():
@@ -177,10 +179,10 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
 
     model = cached_fit(hist, groups, rows, args, fit, fitted)
     wm = model.walltime_
-    check = wm.held_out_coverage()
+    check = wm.chosen_coverage(model.n_calibration_)
     if check is not None and model.n_calibration_ >= 20:
-        proposal.coverage = float(check)
-        proposal.n_checked = int(model.n_calibration_ - model.n_calibration_ // 2)
+        proposal.coverage, proposal.n_checked, proposal.chosen_to = (
+            float(check[0]), int(check[1]), float(check[2]))
     own = (hist["user"].astype("string").fillna("") == str(user)).to_numpy()
     last = submit_features(pd.concat([hist[own], job], ignore_index=True), groups).iloc[[-1]]
     wall, tight = model.walltime_tight(last)

@@ -12,6 +12,7 @@ from hpcds1mpi.decide.walltime import (MIN_USER_JOBS, NOVEL, WalltimeProposal,
                                        propose_walltime)
 from hpcds1mpi.errors import DataError
 from hpcds1mpi.records.ingest import read_job_log
+from hpcds1mpi.surrogates.walltime_gate import LEARN_SHARE, SAFETY
 from tests.records.ingest.joblogs import CSD3, EAGLE, GAIA, needs_joblogs, swf_slice
 
 pytestmark = needs_joblogs
@@ -310,3 +311,27 @@ def test_a_submit_time_with_a_zone_is_the_same_instant_on_the_tables_clock():
                   noon.strftime("%Y-%m-%dT%H:%MZ")):
         p = propose_walltime(jobs, "alice", submit_time=given, predictor_args=SMALL)
         assert p.to_dict() == plain.to_dict(), given
+
+
+def test_the_coverage_said_is_named_as_the_choices_score_on_the_jobs_it_was_measured_on(
+        history, monkeypatch):
+    """s48 tester P11: "96.0 % of the newest 4127 completed history jobs were covered" was the
+    risk gate's own score on the newest 2751, the share it was chosen to meet there: the line
+    now says how many jobs, and that the walltime was chosen to cover them."""
+    import hpcds1mpi.decide.walltime_cache as cache
+
+    fits, real = [], cache.cached_fit
+    monkeypatch.setattr(cache, "cached_fit",
+                        lambda *a, **k: fits.append(real(*a, **k)) or fits[-1])
+    p = propose_walltime(history, _busiest(history), time_limit_s=86400.0,
+                         predictor_args=SMALL)
+    model = fits[0]
+    gate, n_cal = model.walltime_.gate_, model.n_calibration_
+    assert gate is not None  # this history's walltime comes from the risk gate, as P11's did
+    share, n = 1 - gate.kill, n_cal - int(n_cal * LEARN_SHARE)  # the gate's choosing jobs
+    assert (p.coverage, p.n_checked) == (pytest.approx(share), n) and n < n_cal - n_cal // 2
+    assert p.chosen_to == pytest.approx(1 - (1 - 0.95) * SAFETY) and p.chosen_to <= share
+    assert (f"chosen to cover >= {100 * p.chosen_to:.0f} % of the newest {n} completed history"
+            f" jobs: {100 * share:.1f} % of them were (not a check on other jobs)"
+            in p.lines()[0]), p.lines()[0]
+    assert "were covered" not in p.lines()[0]

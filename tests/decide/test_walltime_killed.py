@@ -205,7 +205,8 @@ def test_a_request_the_users_newest_jobs_were_killed_at_is_warned_of_not_said_to
     assert (p.killed.n, p.killed.n_within) == (3, 60)
     lines = p.lines()
     assert "kept your request, though your 3 jobs named 'w_timeout' were killed" in lines[0]
-    assert re.search(r"% of the newest \d+ completed history jobs were covered", lines[0])
+    assert re.search(r"% of the newest \d+ completed history jobs: [\d.]+ % of them were",
+                     lines[0])
     assert lines[-1] == ("warning: your 3 newest jobs named 'w_timeout' were killed at 60 s "
                          "(TIMEOUT, after up to 63 s), too many of the newest for the few a "
                          "95 % walltime may miss (60 of your 63 ran within it): a limit of "

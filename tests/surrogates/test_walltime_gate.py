@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from hpcds1mpi.surrogates.walltime_gate import FACTORS, MIN_JOBS, RiskGate
+from hpcds1mpi.surrogates.walltime_gate import FACTORS, LEARN_SHARE, MIN_JOBS, SAFETY, RiskGate
 from tests.surrogates.test_walltime_model import _table as walltime_table
 from tests.surrogates.test_walltime_model import fit_on
 
@@ -57,7 +57,17 @@ def test_the_gate_is_kept_only_where_it_beats_the_recipe(fitted):
     cc, yc, lim = _calibration(feats, run, cut, model)
     w._fit_gate(model, model._matrix(cc), yc, lim, lim)  # a recipe that keeps every request
     try:
-        assert w.gate_ is not None and w.held_out_coverage() == pytest.approx(1 - w.gate_.kill)
+        assert w.gate_ is not None
+        # s48 tester P11: the share is the gate's own score on its newest-third choosing jobs
+        # (said "of the newest half"), required there to be within budget x SAFETY.
+        share, n, chosen_to = w.chosen_coverage(model.n_calibration_)
+        choosing = slice(int(len(yc) * LEARN_SHARE), None)
+        gate_wall, _ = w.gate_.wall(model._matrix(cc.iloc[choosing]),
+                                    model.cal_point_[choosing], lim[choosing])
+        assert n == len(yc[choosing]) < len(yc) - len(yc) // 2
+        assert share == pytest.approx(1 - w.gate_.kill)
+        assert share == pytest.approx(np.mean(yc[choosing] <= gate_wall + 1e-12))
+        assert chosen_to == pytest.approx(1 - 0.05 * SAFETY) and share >= chosen_to
         assert w.describe()["gate"]["factor"] == w.gate_.factor
         wall, tight = model.walltime_tight(feats.iloc[cut:])
         regular = (table["user"].iloc[cut:] == "regular").to_numpy()
