@@ -364,7 +364,8 @@ def propose_walltime(history, user: str, *, job_name: str | None = None,
                      coverage: float = 0.95) -> "WalltimeProposal":
     """The ``--time`` to request for a job, from the user's finished jobs in ``history``
     (``recommend --history``): a calibrated upper quantile of its run time, capped at
-    ``time_limit_s``, with how often the method covered the history's newest jobs.
+    ``time_limit_s``, with the share it covered of the history's newest jobs, the ones its
+    choice was made on (the choice's score, not a check on other jobs).
 
     Args:
         history: a job table (DataFrame from :mod:`hpcds1mpi.records.ingest`), or a path to
