@@ -19,14 +19,15 @@ from .column_names import sacct_case, sacct_columns
 from .csv_tables import check_unique_columns
 from .cut_at_end import ends_inside_line
 from .sacct_records import split_records
+from .sacct_sizes import SizeReader
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import component_id, het_columns, join_components, say_components_unknown
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
                            NOT_FINISHED, array_range, count_not_finished, gpus_from_tres,
-                           int_or_none, keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps, parse_duration,
-                           parse_exit, parse_memory_bytes, parse_time_limit, parse_tres,
-                           slurm_status)
+                           int_or_none, keep_first_submit, limit_or_none, never_ran,
+                           oom_from_memory_kill, oom_from_steps, parse_duration, parse_exit,
+                           parse_time_limit, parse_tres, slurm_status)
 from .requeue_attempts import Attempts, split_attempts, unended_attempt
 from .text_encoding import read_log_text
 from .times import BLANK_TIMES, sacct_time_reader
@@ -271,12 +272,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         not job.get("AllocTRES", "").strip() if "AllocTRES" in job else not cpu_unknown))
     if never_started:
         start = None
-    sized: set[str] = set()  # count columns sacct --units wrote as sizes
-    rounded: set[str] = set()  # memory columns --units rounded to 0
-    coarse: set[str] = set()  # memory columns --units rounded to under 2 digits (0.01T)
-
-    def count(row: dict, column: str) -> int | None:
-        return _count(row, column, sized)
+    sizes = SizeReader()
+    count = sizes.count
 
     # 0 nodes: a job cancelled before it started holds no allocation (None, not malformed).
     nodes = count(job, "NNodes") or count(job, "AllocNodes") or None
@@ -305,13 +302,12 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     peak = None
     for s in steps:
         # A number without a unit is bytes: sacct --noconvert prints MaxRSS so (slurm_fields).
-        b = _memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS", rounded, coarse)
+        b = sizes.memory(s.get("MaxRSS"), BARE_BYTES, "MaxRSS")
         if b is not None:
             peak = max(peak or 0.0, bytes_to_mib(b))
 
     energy = _sacct_energy(job, steps)
-    mem_req_gb, mem_unit_missing = _mem_req_gb(job.get("ReqMem"), nodes, cores, rounded,
-                                               coarse)
+    mem_req_gb, mem_req_unknown = sizes.mem_req_gb(job.get("ReqMem"), nodes, cores)
     limit_raw = job.get("TimelimitRaw", "").strip()
     bare_minutes = False
     if limit_raw.isdigit():
@@ -328,19 +324,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     if bare_minutes:
         report.notes[BARE_MINUTES] += 1
     report.notes.update(clock_notes)
-    if mem_unit_missing:
-        report.notes["ReqMem without a unit (sacct always writes one, e.g. 1000M): mem_req_gb "
-                     "NA"] += 1
-    for column in sorted(sized):
-        report.notes[f"{column} written as a size (sacct --units converts it too): read as "
-                     "unknown; export without --units"] += 1
-    for column in sorted(rounded):
-        report.notes[f"{column} 0.00 in sacct --units' unit (a small value rounded to 0): read "
-                     "as unknown, not 0; export without --units for exact values"] += 1
-    for column in sorted(coarse):
-        report.notes[f"{column} rounded by sacct --units to 2 decimals of a large unit "
-                     "(8000M is written 0.01T, read as 10.5 GB): off by up to half; export "
-                     "without --units for exact values"] += 1
+    if mem_req_unknown:
+        report.notes[mem_req_unknown] += 1
+    sizes.say(report.notes)
     status = oom_from_steps(status, [s.get("State", "") for s in steps], report)
     status = oom_from_memory_kill(
         status, [exit_signal] + [parse_exit(s.get("ExitCode"))[1] for s in steps], peak,
@@ -362,38 +348,6 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         req_gpus=gpus_from_tres(requested) if requested else None,
         cluster=(job.get("Cluster") or "").strip(),
         raw_id=(job.get("JobIDRaw") or "").strip() or None)
-
-
-#: A count written as a size: sacct --units=G prints ReqNodes 1 as 0.00G.
-_SIZED_COUNT = re.compile(r"[0-9.]+[KMGTP]")
-#: A memory size --units rounded to 0 (sacct without --units writes 0 as "0").
-_ROUNDED_TO_ZERO = re.compile(r"0\.0+[KMGTP][nc]?")
-#: A memory size --units wrote under 0.5 of its unit: its last decimal is over 1% of it.
-_COARSE = re.compile(r"0\.[0-4]\d*[KMGTP][nc]?")
-
-
-def _count(row: dict, column: str, sized: set[str]) -> int | None:
-    """A count column's value; one written as a size (sacct --units) is unknown (None), its
-    column added to ``sized``: 0.00G cannot be turned back into a count."""
-    text = row.get(column)
-    if text and _SIZED_COUNT.fullmatch(text.strip()):
-        sized.add(column)
-        return None
-    return int_or_none(text)
-
-
-def _memory(text: str | None, bare: int | None, column: str, rounded: set[str],
-            coarse: set[str]) -> float | None:
-    """:func:`parse_memory_bytes`, but a size --units rounded to 0 (``0.00G``) is unknown
-    (None), its column added to ``rounded``: the job used some memory, under 0.005 G. One
-    rounded to a coarse value (``0.01T``, anything from 5 to 15 GB) adds its column to
-    ``coarse``."""
-    if text and _ROUNDED_TO_ZERO.fullmatch(text.strip()):
-        rounded.add(column)
-        return None
-    if text and _COARSE.fullmatch(text.strip()):
-        coarse.add(column)
-    return parse_memory_bytes(text, bare)
 
 
 def _idcol(row: dict) -> str:
@@ -423,27 +377,3 @@ def _sacct_energy(job: dict, steps: list[dict]) -> float | None:
                 if s[_idcol(s)].split(".", 1)[1] not in ("batch", "extern")]
     total = sum(v for v in numbered if v)
     return total or joules(step("batch"))
-
-
-def _mem_req_gb(text: str | None, nodes: int | None, cores: int | None, rounded: set[str],
-                coarse: set[str]) -> tuple[float | None, bool]:
-    """ReqMem -> (GB for the whole job, whether a number came without a unit). 22.05 prints
-    the job total with no suffix; older versions append ``n`` (per node) or ``c`` (per CPU).
-    sacct writes ReqMem with its unit, ``--noconvert`` too; a number without one (a hand-made
-    export) could be MiB or bytes, so it is not read (None)."""
-    if not text or not text.strip():
-        return None, False
-    try:
-        b = _memory(text, None, "ReqMem", rounded, coarse)
-        if b is None:
-            return None, False
-    except ValueError:
-        if not re.fullmatch(r"[0-9.]+[nc]?", text.strip()):
-            raise
-        return None, True
-    suffix = text.strip()[-1]
-    if suffix == "n":
-        b *= nodes or 1
-    elif suffix == "c":
-        b *= cores or 1
-    return b / 1024**2 / 1000, False  # MB (Slurm's MiB) -> GB, as cluster.py does for RealMemory
