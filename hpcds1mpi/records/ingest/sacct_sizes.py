@@ -81,7 +81,9 @@ class SizeReader:
         per = {"n": nodes, "c": cores}
         suffix = text.strip()[-1]
         if suffix in per:
-            b *= per[suffix] or 1
+            if not per[suffix]:  # never one node's or CPU's share taken for the job's
+                return None, UNCOUNTED_REQMEM
+            b *= per[suffix]
         return b / 1024**2 / 1000, None  # MB (Slurm's MiB) -> GB, as cluster.py does for RealMemory
 
     def say(self, notes: Counter) -> None:

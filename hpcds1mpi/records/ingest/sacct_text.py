@@ -307,14 +307,19 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
             peak = max(peak or 0.0, bytes_to_mib(b))
 
     energy = _sacct_energy(job, steps)
-    mem_req_gb, mem_req_unknown = sizes.mem_req_gb(job.get("ReqMem"), nodes, cores)
+    req_nodes = count(job, "ReqNodes") or (int(requested["node"]) if "node" in requested
+                                            else None)
+    req_procs = count(job, "ReqCPUS") or (int(requested["cpu"]) if "cpu" in requested else None)
+    # A per-node / per-CPU ReqMem times the request's counts where the allocated ones are
+    # missing (no such column, or a job that never started: s48 tester P18).
+    mem_req_gb, mem_req_unknown = sizes.mem_req_gb(job.get("ReqMem"), nodes or req_nodes,
+                                                   cores or req_procs)
     limit_raw = job.get("TimelimitRaw", "").strip()
     bare_minutes = False
     if limit_raw.isdigit():
         time_limit_s = float(limit_raw) * 60
     else:
         time_limit_s, bare_minutes = parse_time_limit(job.get("Timelimit"))
-    req_nodes, req_procs = count(job, "ReqNodes"), count(job, "ReqCPUS")
     cpu_s = parse_duration(job.get("TotalCPU"))
     if cpu_unknown and not cpu_s:
         cpu_s = None
@@ -343,8 +348,7 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         submit_time=submit, start_time=start, end_time=end,
         time_limit_s=time_limit_s, mem_req_gb=mem_req_gb,
         account=job.get("Account", "").strip() or None, queue=job.get("QOS", "").strip() or None,
-        req_nodes=req_nodes or (int(requested["node"]) if "node" in requested else None),
-        req_procs=req_procs or (int(requested["cpu"]) if "cpu" in requested else None),
+        req_nodes=req_nodes, req_procs=req_procs,
         req_gpus=gpus_from_tres(requested) if requested else None,
         cluster=(job.get("Cluster") or "").strip(),
         raw_id=(job.get("JobIDRaw") or "").strip() or None)

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from hpcds1mpi.records.ingest.sacct_sizes import UNITLESS_REQMEM, SizeReader
+from hpcds1mpi.records.ingest.sacct_sizes import UNCOUNTED_REQMEM, UNITLESS_REQMEM, SizeReader
 
 
 def test_a_count_written_as_a_size_is_unknown_and_said_once():
@@ -41,3 +41,9 @@ def test_reqmem_without_a_unit_is_unknown_with_a_note():
     assert SizeReader().mem_req_gb("1000", 1, 1) == (None, UNITLESS_REQMEM)
     with pytest.raises(ValueError):
         SizeReader().mem_req_gb("lots", 1, 1)
+
+
+def test_a_per_unit_reqmem_with_no_count_is_unknown_never_one_units_share():
+    """s48 tester P18: `2Gc` with no CPU count had been read as 2 GB, one CPU's share."""
+    assert SizeReader().mem_req_gb("2Gc", 2, None) == (None, UNCOUNTED_REQMEM)
+    assert SizeReader().mem_req_gb("4000Mn", None, 8) == (None, UNCOUNTED_REQMEM)

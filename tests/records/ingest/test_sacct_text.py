@@ -103,6 +103,30 @@ def test_energy_gpus_and_older_reqmem_suffixes():
     assert cpu["status"] == "timeout" and cpu["cpu_s"] == 2 * 86400
 
 
+def test_an_older_reqmem_per_cpu_or_node_takes_the_requests_counts_without_allocated_ones(
+        tmp_path):
+    """s48 tester P18: with no NCPUS / NNodes column (and NNodes 0 for a job that never
+    started), `2Gc` and `4000Mn` had been multiplied by 1; ReqCPUS / ReqNodes say how many."""
+    path = tmp_path / "old.txt"
+    times = "2026-11-01T00:00:00|2026-11-01T00:00:00|2026-11-01T01:00:00|3600|02:00:00"
+    path.write_text(
+        "JobID|JobName|User|State|Submit|Start|End|ElapsedRaw|Timelimit|ReqNodes|ReqCPUS|ReqMem\n"
+        f"2001|pc|alice|COMPLETED|{times}|2|8|2Gc\n"
+        f"2002|pn|alice|COMPLETED|{times}|2|8|4000Mn\n"
+        "2003|pn0|alice|CANCELLED by 0|2026-11-01T00:00:00|2026-11-01T00:05:00|"
+        "2026-11-01T00:05:00|0|02:00:00|4|8|4000Mn\n")
+    jobs = by_id(read_job_log(path)[0])
+    assert jobs["2001"]["mem_req_gb"] == pytest.approx(8 * 2.048)
+    assert jobs["2002"]["mem_req_gb"] == pytest.approx(2 * 4.0)
+    assert jobs["2003"]["mem_req_gb"] == pytest.approx(4 * 4.0)
+    no_counts = tmp_path / "no_counts.txt"
+    no_counts.write_text(path.read_text().replace("|ReqNodes|ReqCPUS|", "|").replace(
+        "|2|8|", "|").replace("|4|8|", "|"))
+    df, report = read_job_log(no_counts)
+    assert df["mem_req_gb"].isna().all()
+    assert [n for r, n in report.notes.items() if r.startswith("ReqMem per node")] == [3]
+
+
 @needs_captures
 def test_lowercase_p_trailing_delimiter_reads_the_same(tmp_path):
     text = (CAPTURES / "sacct-parsable2.txt").read_text()
