@@ -23,11 +23,12 @@ from .sacct_sizes import SizeReader
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import component_id, het_columns, join_components, say_components_unknown
 from .cluster_ids import shown_ids
-from .slurm_fields import (BARE_BYTES, BARE_MINUTES, EARLIER_ATTEMPT, LAST_ATTEMPT_ONLY,
-                           NOT_FINISHED, array_range, count_not_finished, gpus_from_tres,
-                           int_or_none, keep_first_submit, limit_or_none, never_ran,
-                           oom_from_memory_kill, oom_from_steps, parse_duration, parse_exit,
-                           parse_time_limit, parse_tres, slurm_status)
+from .slurm_fields import (BARE_BYTES, BARE_MINUTES, DEADLINE_UNSTARTED, EARLIER_ATTEMPT,
+                           LAST_ATTEMPT_ONLY, NOT_FINISHED, array_range, count_not_finished,
+                           deadline_unstarted, gpus_from_tres, int_or_none,
+                           keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill,
+                           oom_from_steps, parse_duration, parse_exit, parse_time_limit,
+                           parse_tres, slurm_status)
 from .requeue_attempts import Attempts, split_attempts, unended_attempt
 from .text_encoding import read_log_text
 from .times import BLANK_TIMES, sacct_time_reader
@@ -268,6 +269,9 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
         return None
 
     exit_code, exit_signal = parse_exit(job.get("ExitCode"))
+    unstarted_deadline = deadline_unstarted(state, start, end, runtime_s)
+    if unstarted_deadline:
+        status, start = "cancelled", None
     never_started = never_ran(status, start, end, runtime_s, not steps and (
         not job.get("AllocTRES", "").strip() if "AllocTRES" in job else not cpu_unknown))
     if never_started:
@@ -329,6 +333,8 @@ def _job_from_sacct_rows(jid: str, job: dict, steps: list[dict], report: FileRep
     if bare_minutes:
         report.notes[BARE_MINUTES] += 1
     report.notes.update(clock_notes)
+    if unstarted_deadline:
+        report.notes[DEADLINE_UNSTARTED] += 1
     if mem_req_unknown:
         report.notes[mem_req_unknown] += 1
     sizes.say(report.notes)

@@ -298,6 +298,21 @@ def never_ran(status: str, start, end, runtime_s: float | None, unallocated: boo
             and not runtime_s and unallocated)
 
 
+#: Said of a DEADLINE job read as cancelled (:func:`deadline_unstarted`).
+DEADLINE_UNSTARTED = ("DEADLINE job that never started (its --deadline passed while it was "
+                      "pending): read as cancelled before it started, not a timeout")
+
+
+def deadline_unstarted(state: str, start, end, runtime_s: float | None) -> bool:
+    """Whether a DEADLINE job never started: Slurm ends a pending job whose ``--deadline`` can
+    no longer be met so, with no Start (or Start = End) and no elapsed time (s48 tester P6: it
+    had read as a timeout, killed at its limit after 0 s). One killed at its deadline while
+    running ran: a timeout."""
+    words = state.split()
+    return (bool(words) and words[0].upper().rstrip("+") == "DEADLINE" and not runtime_s
+            and (start is None or start == end))
+
+
 def keep_first_submit(row: dict, submit, first_start, report: FileReport) -> None:
     """A requeued job's ``row`` (its last attempt) given its first attempt's ``submit`` and
     the first start of any attempt (``first_start``; None: unknown, the row's own start):

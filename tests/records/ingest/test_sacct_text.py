@@ -439,6 +439,31 @@ def test_two_exports_joined_with_both_headers_in_lowercase(tmp_path):
     assert report.notes[REPEATED_HEADER] == 1
 
 
+def test_a_deadline_job_that_never_started_is_cancelled_not_a_timeout(tmp_path):
+    """s48 tester P6: sacct -X of a real job whose --deadline passed while it was held (the
+    test Slurm, 2026-12-07) had read as a timeout of 0 s; one killed at its deadline after
+    running stays a timeout."""
+    path = tmp_path / "deadline.txt"
+    path.write_text(
+        "JobID|JobName|User|Account|Partition|QOS|State|ExitCode|Submit|Start|End|Elapsed|"
+        "ElapsedRaw|Timelimit|TimelimitRaw|NNodes|NCPUS|NTasks|ReqNodes|ReqCPUS|ReqMem|ReqTRES|"
+        "AllocTRES|MaxRSS|TotalCPU\n"
+        "56663603|dl|root|root|debug|normal|DEADLINE|1:0|2026-12-07T17:21:40|None|"
+        "2026-12-07T17:22:27|00:00:00|0|00:01:00|1|1|1||1|1|100M|"
+        "billing=1,cpu=1,mem=100M,node=1|||00:00:00\n"
+        "56663604|dl|root|root|debug|normal|DEADLINE|0:15|2026-12-07T17:21:40|"
+        "2026-12-07T17:21:41|2026-12-07T17:22:21|00:00:40|40|00:01:00|1|1|1||1|1|100M|"
+        "billing=1,cpu=1,mem=100M,node=1|billing=1,cpu=1,mem=100M,node=1||00:00:00\n")
+    df, report = read_job_log(path)
+    jobs = by_id(df)
+    never = jobs["56663603"]
+    assert (never["status"], never["state_raw"], never["runtime_s"]) == (
+        "cancelled", "DEADLINE", 0.0)
+    assert pd.isna(never["start_time"]) and pd.isna(never["wait_s"])
+    assert (jobs["56663604"]["status"], jobs["56663604"]["runtime_s"]) == ("timeout", 40.0)
+    assert [n for r, n in report.notes.items() if r.startswith("DEADLINE job that never")] == [1]
+
+
 def test_a_job_cancelled_while_held_never_started():
     """s31 tester R6: held with --hold, then scancel: Slurm writes Start = End, and it read as
     started after a 2 s wait."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from hpcds1mpi.config import STATUSES
 from hpcds1mpi.records.ingest.schema import FileReport
 from hpcds1mpi.records.ingest.slurm_fields import (BARE_BYTES, BARE_MIB, NOT_FINISHED,
-                                                   SLURM_STATUS, gpus_from_tres, int_or_none,
+                                                   SLURM_STATUS, deadline_unstarted,
+                                                   gpus_from_tres, int_or_none,
                                                    limit_or_none, oom_from_memory_kill,
                                                    parse_duration, parse_exit,
                                                    parse_memory_bytes, parse_time_limit,
@@ -121,3 +123,14 @@ def test_over_memory_kill_compares_mib_with_mib():
     assert oom_from_memory_kill("failed", [9], 50.0, 0.05, 1, report) == "oom"
     assert oom_from_memory_kill("failed", [9], 49.9, 0.05, 1, report) == "failed"
     assert oom_from_memory_kill("failed", [9], 25.0, 0.05, 2, report) == "oom"
+
+
+def test_a_deadline_job_never_started_only_without_a_start_or_elapsed_time():
+    """s48 tester P6: Slurm ends a pending job whose --deadline passed as DEADLINE, Start None,
+    no elapsed time; one killed at its deadline while running ran."""
+    end = pd.Timestamp("2026-12-07T17:22:27")
+    assert deadline_unstarted("DEADLINE", None, end, 0.0)
+    assert deadline_unstarted("DEADLINE", end, end, None)
+    assert not deadline_unstarted("DEADLINE", end - pd.Timedelta(seconds=60), end, 60.0)
+    assert not deadline_unstarted("TIMEOUT", None, end, 0.0)
+    assert not deadline_unstarted("CANCELLED by 0", None, end, 0.0)
