@@ -3,7 +3,8 @@
 ``sacct -D`` lists every attempt of a requeued job, oldest first, each followed by its own
 steps; a file joined newest first, reversed (``tac``) or sorted (``sort -u``, ``sort -V``)
 lists them in any order. So attempts are ordered by their own times, never by their place in
-the file (s43 tester J1): by Submit (a requeue resets it), then Start and End, as
+the file (s43 tester J1): by Submit (a requeue resets it, but not always to another second:
+:func:`attempt_key`), then Start and End, as
 :mod:`.same_jobs` orders attempts found in several files. The job is the newest attempt; the
 others are its earlier attempts. Where the newest has not ended (running or pending again
 after a requeue), neither has the job: an earlier attempt that ended (NODE_FAIL, PREEMPTED)
@@ -15,6 +16,8 @@ them, else with the job.
 
 from __future__ import annotations
 
+from .slurm_fields import NOT_FINISHED
+
 
 class Attempts:
     """One job id's job lines (one per Submit: an attempt) and step lines, as read."""
@@ -22,10 +25,33 @@ class Attempts:
     __slots__ = ("lines", "steps")
 
     def __init__(self) -> None:
-        self.lines: dict[str, tuple[int, dict]] = {}  # by Submit text: (place in file, row)
+        # By :func:`attempt_key` (the Submit text): (place in file, row).
+        self.lines: dict[str, tuple[int, dict]] = {}
         # Each step line: the Submit of the job line read last before it (None: none yet),
         # the step's id, the row.
         self.steps: list[tuple[str | None, str, dict]] = []
+
+
+def attempt_key(lines: dict[str, tuple[int, dict]], submit: str, row: dict) -> str:
+    """The key of a job line among its id's attempts read so far (``lines``): its Submit text,
+    which the same line given again shares (two exports joined; an attempt read running in
+    one and ended in the other). Two ended lines of one Submit that ran at other times are
+    two attempts, a requeue within the second of the submission (s48 tester P17: the one
+    listed last had been kept as the same line again): the second keyed by its run too."""
+    known = lines.get(submit)
+    if known is None or not (ended(row) and ended(known[1])) or _run(row) == _run(known[1]):
+        return submit
+    return "\n".join((submit, *_run(row)))  # no Submit text holds a newline
+
+
+def ended(row: dict) -> bool:
+    """Whether a job line's State is one a job ends in (not pending, running, requeued)."""
+    state = row.get("State", "").strip()
+    return bool(state) and state.split()[0].upper().rstrip("+") not in NOT_FINISHED
+
+
+def _run(row: dict) -> tuple[str, str]:
+    return row.get("Start", "").strip(), row.get("End", "").strip()
 
 
 def split_attempts(attempts: Attempts, read_time) -> tuple[int, dict, list[dict], list[dict]]:

@@ -24,12 +24,12 @@ from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .het_jobs import component_id, het_columns, join_components, say_components_unknown
 from .cluster_ids import shown_ids
 from .slurm_fields import (BARE_BYTES, BARE_MINUTES, DEADLINE_UNSTARTED, EARLIER_ATTEMPT,
-                           LAST_ATTEMPT_ONLY, NOT_FINISHED, array_range, count_not_finished,
+                           LAST_ATTEMPT_ONLY, array_range, count_not_finished,
                            deadline_unstarted, gpus_from_tres, int_or_none,
                            keep_first_submit, limit_or_none, never_ran, oom_from_memory_kill,
                            oom_from_steps, parse_duration, parse_exit, parse_time_limit,
                            parse_tres, slurm_status)
-from .requeue_attempts import Attempts, split_attempts, unended_attempt
+from .requeue_attempts import Attempts, attempt_key, ended, split_attempts, unended_attempt
 from .text_encoding import read_log_text
 from .times import BLANK_TIMES, sacct_time_reader
 from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
@@ -110,7 +110,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
     # Dicts: a clashing id looked up in one step, not by a scan (s32 tester S2, S3).
     read: dict[tuple[str, str], Attempts] = {}  # by (cluster, JobID)
     clashing: dict[tuple[str, str], str] = {}  # ids of two lines not one job's attempts: why
-    last_submit: dict[tuple[str, str], str] = {}  # each id's job line read last: its Submit
+    last_submit: dict[tuple[str, str], str] = {}  # each id's job line read last: its key
     het_cols = het_columns(header) if idcol == "JobIDRaw" else None
     ids: list[str] = []
     for place, fields in enumerate(records):
@@ -130,7 +130,7 @@ def _rows_from_records(header: list[str], records, report: FileReport,
         if "." in sid:
             attempts.steps.append((last_submit.get(jid), sid, row))
             continue
-        submit = row.get("Submit", "")
+        key = attempt_key(attempts.lines, row.get("Submit", ""), row)
         known = next(iter(attempts.lines.values()), None)
         if known and _identity(row) != _identity(known[1]):
             # Not a requeue: another user's or name's job under this id, as a job name holding
@@ -140,16 +140,16 @@ def _rows_from_records(header: list[str], records, report: FileReport,
             report.dropped[why] += 1 + len(attempts.lines) + len(attempts.steps)
             del read[jid]
             clashing[jid] = why
-        elif submit in attempts.lines:
+        elif key in attempts.lines:
             # The same attempt's line again (two exports joined into one file, s31 tester R4):
-            # not a requeue, whose attempts each have their own Submit; its steps kept.
+            # not a requeue, whose attempts each have their own Submit or run; its steps kept.
             report.notes[SAME_JOB_AGAIN] += 1
-            if _ended(row) or not _ended(attempts.lines[submit][1]):
+            if ended(row) or not ended(attempts.lines[key][1]):
                 # an ended line is never older than a running one (s43 H6)
-                attempts.lines[submit] = (attempts.lines[submit][0], row)
+                attempts.lines[key] = (attempts.lines[key][0], row)
         else:
-            attempts.lines[submit] = (place, row)
-        last_submit[jid] = submit
+            attempts.lines[key] = (place, row)
+        last_submit[jid] = key
     jobs: dict[tuple[str, str], dict] = {}
     steps: dict[tuple[str, str], list[dict]] = {}  # of the attempt kept
     earlier: dict[tuple[str, str], list[dict]] = {}  # a requeued job's earlier attempts' job lines
@@ -222,12 +222,6 @@ def _first_submit(row: dict, attempts: list[dict], read_time, report: FileReport
     # The earliest, not the first listed: a reversed or sorted file lists them in any order.
     first = lambda times: min((t for t in times if t is not None), default=None)  # noqa: E731
     keep_first_submit(row, first(submits), first(starts), report)
-
-
-def _ended(row: dict) -> bool:
-    """Whether a job line's State is one a job ends in (not pending, running, requeued)."""
-    state = row.get("State", "").strip()
-    return bool(state) and state.split()[0].upper().rstrip("+") not in NOT_FINISHED
 
 
 def _identity(row: dict) -> tuple[str, ...]:

@@ -81,3 +81,47 @@ def test_a_job_requeued_and_not_ended_again_is_not_its_ended_earlier_attempt(
     table, report = read_job_log(path)
     assert list(table.job_id) == ["56620390"]
     assert report.dropped == {REQUEUED_AGAIN: 1}
+
+
+#: Real (the test Slurm, sacct -D -P, s48 tester P): job 56663500's COMPLETED attempt, and its
+#: earlier one made a NODE_FAIL of the same Submit second (a launch failure requeued at once).
+SAME_SUBMIT_HEADER = ("JobID|JobName|User|State|ExitCode|Submit|Start|End|ElapsedRaw|"
+                      "Timelimit|NNodes|NCPUS|MaxRSS|TotalCPU")
+SAME_SUBMIT = [
+    "56663500|requeueme|root|COMPLETED|0:0|2026-12-07T16:56:46|2026-12-07T16:59:12|"
+    "2026-12-07T16:59:27|15|00:03:00|1|1||00:00.003",
+    "56663500.batch|batch||COMPLETED|0:0|2026-12-07T16:59:12|2026-12-07T16:59:12|"
+    "2026-12-07T16:59:27|15||1|1|3124K|00:00.003",
+    "56663500|requeueme|root|NODE_FAIL|0:0|2026-12-07T16:56:46|2026-12-07T16:57:05|"
+    "2026-12-07T16:57:10|5|00:03:00|1|1||00:00.002",
+    "56663500.batch|batch||CANCELLED|0:15|2026-12-07T16:57:05|2026-12-07T16:57:05|"
+    "2026-12-07T16:57:10|5||1|1|3220K|00:00.002",
+]
+
+
+@pytest.mark.parametrize("newest_first", [True, False])
+def test_two_ended_attempts_of_one_submit_second_keep_the_later_run(tmp_path, newest_first):
+    """s48 tester P17: the attempt listed last had been kept, called the same line again."""
+    lines = SAME_SUBMIT if newest_first else SAME_SUBMIT[2:] + SAME_SUBMIT[:2]
+    path = tmp_path / "same_submit.txt"
+    path.write_text("\n".join([SAME_SUBMIT_HEADER, *lines]) + "\n")
+    table, report = read_job_log(path)
+    assert (table.status[0], table.runtime_s[0]) == ("ok", 15.0)
+    assert table.peak_rss_mb[0] == pytest.approx(3124 / 1024)  # its own step's
+    assert report.notes["earlier attempt of a requeued job (the last attempt kept)"] == 1
+    assert not any(note.startswith("the same job line again") for note in report.notes)
+
+
+def test_an_attempt_key_is_its_submit_unless_another_ended_run_holds_it():
+    from hpcds1mpi.records.ingest.requeue_attempts import attempt_key
+
+    header = SAME_SUBMIT_HEADER.split("|")
+    done, _, node_fail, _ = (dict(zip(header, line.split("|"))) for line in SAME_SUBMIT)
+    running = {**done, "State": "RUNNING", "End": "Unknown"}
+    submit = done["Submit"]
+    assert attempt_key({}, submit, done) == submit
+    assert attempt_key({submit: (0, running)}, submit, done) == submit  # ended since
+    assert attempt_key({submit: (0, done)}, submit, dict(done)) == submit  # given twice
+    other = attempt_key({submit: (0, done)}, submit, node_fail)
+    assert other != submit
+    assert attempt_key({submit: (0, done), other: (2, node_fail)}, submit, node_fail) == other
