@@ -36,6 +36,7 @@ from .wrong_exports import SACCT_P, as_pipes, restore_pipes, wrong_export
 
 #: The time columns read from a job line.
 TIME_COLUMNS = ("Submit", "Start", "End")
+_LEADING_BLANKS = re.compile(r"\A(?:[ \t\r]*\n)+")
 SAME_JOB_AGAIN = "the same job line again (same Submit: two exports joined), kept once"
 #: What every attempt of one requeued job shares (Submit does not: a requeue resets it).
 IDENTITY_COLUMNS = ("User", "UID", "JobName")
@@ -45,7 +46,8 @@ def read_sacct_parsable(path: str | Path) -> tuple[list[dict], FileReport]:
     """Read ``sacct -P`` (or ``-p``) output into one dict per job."""
     path = Path(path)
     report = FileReport(str(path), "sacct-p")
-    text = read_log_text(path, report.facts)
+    # Blank lines before the header (a terminal copy) skipped, as after it (s48 tester P8).
+    text = _LEADING_BLANKS.sub("", read_log_text(path, report.facts))
     text, sep = as_pipes(text, report.facts)  # sacct --delimiter=';' or tab
     lines = text.splitlines()
     if not lines or not {"JobID", "JobIDRaw"} & set(sacct_case(lines[0].split("|"))):

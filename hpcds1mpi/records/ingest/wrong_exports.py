@@ -123,6 +123,25 @@ def first_text(path: str | Path, size: int = 4096) -> str:
     return head.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
+#: A line sacct writes to stderr ("sacct: error: ...", "sacct: fatal: ..."), in the file where
+#: its errors were redirected with its output (``2>&1``, ``&>``).
+_SACCT_MESSAGE = re.compile(r"sacct: \S")
+#: What to do about such a line, wherever it is found.
+REDO_WITHOUT_MESSAGES = (f"fix what it says and export again with its errors kept apart (e.g. "
+                         f"{SACCT_P} 2> sacct-errors.txt)")
+
+
+def sacct_message(line: str) -> bool:
+    """Whether ``line`` is one of sacct's own messages (its stderr), not its output."""
+    return bool(_SACCT_MESSAGE.match(line.lstrip("\ufeff")))
+
+
+def shown_line(line: str, width: int = 80) -> str:
+    """A line of a file quoted in a message: stripped, cut to ``width`` characters."""
+    line = line.strip()
+    return repr(line if len(line) <= width else line[:width - 3] + "...")
+
+
 def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
     """One line on what a text file is and what to do with it, when it is a common wrong
     export; None when it is none of them.
@@ -138,6 +157,9 @@ def wrong_export(path: str | Path, text: str, reads: str = "|,") -> str | None:
     lines = text.splitlines()
     first = lines[0].strip()
     second = lines[1].strip() if len(lines) > 1 else ""
+    if sacct_message(first):  # s48 tester P8: sacct ... &> jobs.txt
+        return (f"{path}: begins with sacct's own message ({shown_line(first)}), not its "
+                f"output: sacct may not have finished cleanly; {REDO_WITHOUT_MESSAGES}")
     words = first.split()
     if words and words[0] in ("JobID", "JobIDRaw") and second and set(second) <= {"-", " "}:
         return (f"{path}: sacct's fixed-width output (its values are cut to fit the columns); "

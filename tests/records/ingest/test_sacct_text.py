@@ -278,6 +278,28 @@ def test_a_wrong_export_forced_as_sacct_p_says_what_it_is(tmp_path, text, messag
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("kind", ["auto", "sacct-p"])
+def test_an_export_behind_saccts_own_error_line_is_refused_saying_so(tmp_path, kind):
+    """s48 tester P8: `sacct ... &> jobs.txt` had been "not a job log of a known kind"."""
+    path = tmp_path / "err_top.txt"
+    path.write_text("sacct: error: slurmdbd: Getting response to message type: "
+                    "DBD_GET_JOBS_COND\n" + SHORT + GOOD)
+    with pytest.raises(IngestError, match="begins with sacct's own message .'sacct: error: "
+                       "slurmdbd.*not its output.*2> sacct-errors.txt") as info:
+        read_job_log(path, kind=kind)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("kind", ["auto", "sacct-p"])
+def test_blank_lines_before_the_header_are_skipped_as_after_it(tmp_path, kind):
+    """s48 tester P8: a blank first line (a terminal copy) had been "first line is not a
+    header"; --kind auto had already taken the file for sacct -P."""
+    path = tmp_path / "lead_blank.txt"
+    path.write_text("\n  \n" + SHORT + GOOD)
+    df, report = read_job_log(path, kind=kind)
+    assert list(df["job_id"]) == ["9"] and not report.dropped
+
+
 # -- real exports of the test Slurm (tester W): sacct -D, -X, --units, default columns, '|' ------
 
 def test_sacct_d_keeps_the_last_attempt_of_a_requeued_job_with_its_steps():
