@@ -7,7 +7,10 @@ record begins with a job id (digits, an array or het suffix, a ``.step``): a lin
 not is the rest of the record before it, and so is everything after a record still short of
 the header's fields. Both are mended where the mending is certain, and dropped, their job ids
 named, where it is not: never is a piece read as a record of its own (a name holding
-"\\n<id>|<user>|..." would forge job <id>'s record).
+"\\n<id>|<user>|..." would forge job <id>'s record). Lines holding no '|' after a whole record
+whose last column is no free text are not its own (no newline can be in that value): another
+log joined to the file, a trailer, sacct's own error message; each is counted, never glued
+into the record (s48 tester P2).
 
 A newline inside the LAST column cannot be told from a record's end under ``-P``; ``-p`` ends
 every record with '|', so a line without it goes on, but a value holding "|\\n" still ends one
@@ -20,7 +23,8 @@ import re
 
 from .cut_at_end import CUT_AT_END
 from .schema import FileReport
-from .wrong_exports import REPEATED_HEADER, SACCT_P, header_again
+from .wrong_exports import (REDO_WITHOUT_MESSAGES, REPEATED_HEADER, SACCT_P, header_again,
+                            sacct_message, shown_line)
 
 #: Columns whose values are free text a user typed (a name, a comment, a path, a constraint
 #: expression, whose OR is itself a '|'): the only places a '|' inside a value can come from.
@@ -31,6 +35,7 @@ TOO_MANY_FIELDS = "more fields than the header ('|' inside a value; sacct does n
 NEWLINE_AND_PIPE = ("a newline and a '|' inside a value (sacct escapes neither): which fields "
                     "are whose cannot be told")
 NOT_A_RECORD = "a line that begins no record (its JobID field is not a job id)"
+SACCT_MESSAGE = "sacct's own message ('sacct: error: ...'), not its output"
 TRUNCATED = "fewer fields than the header (truncated record)"
 #: A JobID as sacct prints it: 123, 123_4, 123_[1-9%2], 123+1, 123.batch, 123+1.0 (lenient
 #: past the digits: a real id read as "no record start" would be glued to the one before).
@@ -43,7 +48,9 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
     """Join physical lines into records of exactly ``ncols`` fields.
 
     A record goes on over the next physical lines, joined with "\\n", while it has fewer
-    fields than the header or the next non-blank line begins no record (:func:`_begins_record`).
+    fields than the header or the next non-blank line begins no record (:func:`_begins_record`);
+    those of the latter that hold no '|' after a whole record whose last column is no free
+    text are counted apart (:class:`_Stray`), the record kept.
     A record of one line with more fields than the header whose header has one free-text
     column (:data:`FREE_TEXT_COLUMNS`) gets the extra fields joined back into that column with
     '|' (the '|'s were in it: no other column can hold one), noted. With several such columns,
@@ -65,9 +72,10 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
     split_ids: list[str] = []  # several lines (a newline in a value) and a '|' too
     records: list[list[str]] = []
     cut_ids = [] if cut_ids is None else cut_ids
+    last_free = header[-1] in FREE_TEXT_COLUMNS  # its value may go on over lines
+    stray = _Stray(report)
     i = 0
     while i < len(lines):
-        first = i
         buf = lines[i]
         i += 1
         if not buf.strip():
@@ -76,26 +84,40 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
             report.notes[REPEATED_HEADER] += 1
             continue
         if not begins(buf):
-            report.dropped[NOT_A_RECORD] += 1
+            stray.count(buf)
             continue
         # The record's lines and '|'s counted as they come, not recounted over the whole
         # record after each line (s32 tester S4: a value of 40,000 lines took 7 s).
         parts, pipes = [buf], buf.count("|")
-        while i < len(lines) and not _is_header(lines[i], header, ends_with_delimiter) and (
-                pipes + 1 < ncols or next_text.continues(i)
-                or (ends_with_delimiter and not parts[-1].endswith("|"))):
+        whole = 0  # how many of the parts made the record's fields whole (0: not yet)
+        while i < len(lines) and not _is_header(lines[i], header, ends_with_delimiter):
+            short = pipes + 1 < ncols or (ends_with_delimiter and not parts[-1].endswith("|"))
+            if not whole and not short:
+                whole = len(parts)
+            elif whole and not last_free:
+                short = False  # -p: a line after it without the '|' is not its value's
+            if not short and not next_text.continues(i):
+                break
             parts.append(lines[i])
             pipes += lines[i].count("|")
             i += 1
+        at_end = i == len(lines)
+        if whole and not last_free and not any("|" in part for part in parts[whole:]):
+            # s48 tester P2: lines after a whole record whose last value cannot hold a newline
+            # are not its own (another log joined, a trailer, sacct's error): had been glued
+            # into that value, unseen, or spoilt it (a real job dropped as "bad memory").
+            for part in parts[whole:]:
+                stray.count(part)
+            parts, at_end = parts[:whole], False
         buf = "\n".join(parts)
         fields = buf.split("|")
         report.records += 1
-        if len(fields) > ncols and i - first > 1:
+        if len(fields) > ncols and len(parts) > 1:
             # The newline may hide a forged record ("x\n<id>|<user>|..."): drop it, naming
             # every id its lines begin with, so the owner can look.
             report.dropped[NEWLINE_AND_PIPE] += 1
             split_ids.append(" with ".join(_job_id_of(line.split("|"), id_at)
-                                           for line in lines[first:i] if begins(line)))
+                                           for line in parts if begins(line)))
             continue
         if len(fields) > ncols and len(free) == 1:
             at, extra = free[0], len(fields) - ncols
@@ -109,7 +131,7 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
         elif len(fields) < ncols:
             report.dropped[TRUNCATED] += 1
             cut_ids.append(_job_id_of(fields, id_at))
-        elif cut_at_end and i == len(lines) and not ends_with_delimiter:
+        elif cut_at_end and at_end and not ends_with_delimiter:
             report.dropped[CUT_AT_END] += 1
             cut_ids.append(_job_id_of(fields, id_at))
         else:
@@ -124,7 +146,39 @@ def split_records(lines: list[str], header: list[str], ncols: int, report: FileR
                             f"value dropped (jobs {_shown(split_ids)}; the lines after the "
                             "first may be a forged record, so none is read); check them with "
                             "sacct -j, or export with sacct --json")
+    stray.say()
     return records
+
+
+class _Stray:
+    """The lines that begin no record and are no record's, each counted under its reason
+    (:data:`NOT_A_RECORD`, or :data:`SACCT_MESSAGE` for sacct's own), the first of each kind
+    quoted in a fact (:meth:`say`)."""
+
+    def __init__(self, report: FileReport) -> None:
+        self.report = report
+        self.first: dict[str, str] = {}  # reason -> its first line
+        self.counts: dict[str, int] = {}
+
+    def count(self, line: str) -> None:
+        if not line.strip():
+            return
+        reason = SACCT_MESSAGE if sacct_message(line) else NOT_A_RECORD
+        self.report.dropped[reason] += 1
+        self.first.setdefault(reason, line)
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+
+    def say(self) -> None:
+        if SACCT_MESSAGE in self.first:
+            self.report.facts.append(
+                f"sacct's own message in the file ({shown_line(self.first[SACCT_MESSAGE])}): "
+                f"sacct may not have finished cleanly, so jobs may be missing; "
+                f"{REDO_WITHOUT_MESSAGES}")
+        if NOT_A_RECORD in self.first:
+            self.report.facts.append(
+                f"{self.counts[NOT_A_RECORD]} line(s) not sacct output, counted and not read "
+                f"(the first: {shown_line(self.first[NOT_A_RECORD])}); another file joined "
+                "to this one? give each log as its own file")
 
 
 def last_column_risk(header: list[str], ends_with_delimiter: bool) -> str | None:

@@ -185,3 +185,86 @@ def test_a_value_with_many_blank_lines_in_the_last_column_is_read_in_linear_time
         return took
 
     assert_linear(seconds, 2000)
+
+
+# -- s48 tester P2: lines after a whole record are no part of it where its last column is no
+# free text (another log joined to the export, a trailer, sacct's own error message) ---------
+
+#: The start of an SWF log (a user joining two logs with cat).
+SWF_LINES = ("; Version: 2.2\n; MaxJobs: 2\n"
+             "1 0 5 60 1 -1 -1 1 120 -1 1 1 1 -1 1 -1 -1 -1\n"
+             "2 10 5 60 1 -1 -1 1 120 -1 1 1 1 -1 1 -1 -1 -1\n")
+TRAILER = "\n# exported by admin\ntotal 61 jobs\n"
+#: Real (the test Slurm, sacct -X -P with ReqMem last, s48 tester P): its last record is job
+#: 56663507_2's, a TIMEOUT, which the lines after it had spoilt ("bad memory").
+REQMEM_LAST = "s48-X-reqmem-last-P.txt"
+
+
+def _joined(tmp_path, export: str, after: str = ""):
+    path = tmp_path / "joined.txt"
+    path.write_text((EXPORTS / export).read_text() + after)
+    # the kind named: a short export's first 4 KiB hold the SWF header, which --kind auto takes
+    return read_job_log(path, kind="sacct-p")
+
+
+def _same_jobs(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    pd.testing.assert_frame_equal(a.drop(columns="source_file"), b.drop(columns="source_file"))
+
+
+@pytest.mark.parametrize("export", ["requeued.txt", "s37-requeued-waiting-D-p.txt", REQMEM_LAST])
+@pytest.mark.parametrize("tail", [SWF_LINES, TRAILER])
+def test_lines_after_the_last_record_are_counted_never_glued_into_it(tmp_path, export, tail):
+    from hpcds1mpi.records.ingest.sacct_records import NOT_A_RECORD
+
+    alone, report_alone = read_job_log(EXPORTS / export)
+    joined, report = _joined(tmp_path, export, after=tail)
+    _same_jobs(joined, alone)
+    assert report.dropped[NOT_A_RECORD] == len([line for line in tail.splitlines() if line])
+    assert sum(report.dropped.values()) == sum(report_alone.dropped.values()) + \
+        report.dropped[NOT_A_RECORD]
+    said = [fact for fact in report.facts if "not sacct output" in fact]
+    assert len(said) == 1 and repr(tail.split("\n")[0] or tail.split("\n")[1]) in said[0]
+
+
+def test_the_job_a_joined_log_followed_is_kept_not_dropped_as_bad_memory(tmp_path):
+    joined, report = _joined(tmp_path, REQMEM_LAST, after=SWF_LINES)
+    job = by_id(joined)["56663507_2"]
+    assert (job["status"], job["mem_req_gb"]) == ("timeout", pytest.approx(0.1))
+    assert not [reason for reason in report.dropped if "unparseable" in reason]
+
+
+@pytest.mark.parametrize("export", ["requeued.txt", "s37-requeued-waiting-D-p.txt"])
+def test_a_stray_line_between_records_spoils_neither(tmp_path, export):
+    """A garbage line after a .batch step had been glued into its TotalCPU (the job dropped
+    as 'bad duration'); under -p, with the record after it too (a line not ending in '|')."""
+    from hpcds1mpi.records.ingest.sacct_records import NOT_A_RECORD
+
+    lines = (EXPORTS / export).read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if ".batch|" in line) + 1
+    path = tmp_path / "middle.txt"
+    path.write_text("".join(lines[:at]) + "garbage from the terminal\n" + "".join(lines[at:]))
+    joined, report = read_job_log(path)
+    alone, report_alone = read_job_log(EXPORTS / export)
+    _same_jobs(joined, alone)
+    assert report.dropped == {**report_alone.dropped, NOT_A_RECORD: 1}
+
+
+def test_saccts_own_error_after_its_output_is_counted_and_said(tmp_path):
+    """`sacct ... > jobs.txt 2>&1` with sacct's complaint at the end: it had vanished."""
+    from hpcds1mpi.records.ingest.sacct_records import SACCT_MESSAGE
+
+    error = "sacct: error: Problem talking to the database: Connection refused\n"
+    joined, report = _joined(tmp_path, "requeued.txt", after=error)
+    _same_jobs(joined, read_job_log(EXPORTS / "requeued.txt")[0])
+    assert report.dropped == {SACCT_MESSAGE: 1}
+    said = [fact for fact in report.facts if fact.startswith("sacct's own message in the file")]
+    assert len(said) == 1 and "Connection refused" in said[0] and "may be missing" in said[0]
+
+
+def test_a_pipe_in_the_one_free_text_column_is_still_joined_back_before_a_stray_line(tmp_path):
+    lines = (EXPORTS / "pipe-name.txt").read_text().splitlines(keepends=True)
+    path = tmp_path / "pipe.txt"
+    path.write_text(lines[0] + lines[1] + "total 1 jobs\n")
+    table, report = read_job_log(path)
+    assert list(table["workload"]) == ["w|pipe|name"]
+    assert report.dropped == {"a line that begins no record (its JobID field is not a job id)": 1}
