@@ -158,7 +158,6 @@ class _Stray:
     def __init__(self, report: FileReport) -> None:
         self.report = report
         self.first: dict[str, str] = {}  # reason -> its first line
-        self.counts: dict[str, int] = {}
 
     def count(self, line: str) -> None:
         if not line.strip():
@@ -166,7 +165,6 @@ class _Stray:
         reason = SACCT_MESSAGE if sacct_message(line) else NOT_A_RECORD
         self.report.dropped[reason] += 1
         self.first.setdefault(reason, line)
-        self.counts[reason] = self.counts.get(reason, 0) + 1
 
     def say(self) -> None:
         if SACCT_MESSAGE in self.first:
@@ -176,7 +174,7 @@ class _Stray:
                 f"{REDO_WITHOUT_MESSAGES}")
         if NOT_A_RECORD in self.first:
             self.report.facts.append(
-                f"{self.counts[NOT_A_RECORD]} line(s) not sacct output, counted and not read "
+                f"{self.report.dropped[NOT_A_RECORD]} line(s) not sacct output, counted and not read "
                 f"(the first: {shown_line(self.first[NOT_A_RECORD])}); another file joined "
                 "to this one? give each log as its own file")
 
