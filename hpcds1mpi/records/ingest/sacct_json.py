@@ -15,9 +15,9 @@ from .het_jobs import join_components
 from .requeue_attempts import with_first_submission
 from .schema import FileReport, build_rows, bytes_to_mib, job_row
 from .text_encoding import read_log_text
-from .slurm_fields import (EARLIER_ATTEMPT, count_not_finished, keep_first_submit,
-                           limit_or_none, never_ran, oom_from_memory_kill, oom_from_steps,
-                           slurm_status)
+from .slurm_fields import (DEADLINE_UNSTARTED, EARLIER_ATTEMPT, count_not_finished,
+                           deadline_unstarted, keep_first_submit, limit_or_none, never_ran,
+                           oom_from_memory_kill, oom_from_steps, slurm_status)
 
 
 def _num(value):
@@ -330,6 +330,9 @@ def _job_from_json(job: dict, report: FileReport, lost_exit: str | None,
         report.notes[lost_exit] += 1
 
     runtime_s = _num(t.get("elapsed"))
+    if deadline_unstarted(state, start, end, runtime_s):  # as -P reads it (s48 tester P6)
+        status, start = "cancelled", None
+        report.notes[DEADLINE_UNSTARTED] += 1
     alloc = {}
     for item in (job.get("tres") or {}).get("allocated") or []:
         key = item["type"] + (f"/{item['name']}" if item.get("name") else "")

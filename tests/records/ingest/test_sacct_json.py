@@ -328,3 +328,14 @@ def test_a_requeued_jobs_attempts_in_any_order_keep_the_newest_by_its_times(tmp_
     assert (df.iloc[0]["status"], df.iloc[0]["runtime_s"], df.iloc[0]["wait_s"]) == ("ok", 6, 0)
     assert not report.dropped and report.notes[EARLIER_ATTEMPT] == 1
     assert report.notes.get(SAME_ENTRY_AGAIN, 0) == len(order) - 2
+
+
+def test_a_deadline_job_that_never_started_is_cancelled_as_in_a_p_export():
+    """s48 tester P6 (left by fixer L for --json): the test Slurm's `sacct --json` of a job
+    whose --deadline passed while it was held (2026-12-07) read as a timeout of 0 s, where its
+    `-P` export reads as cancelled before it started."""
+    df, report = read_job_log(EXPORTS / "s48-deadline-held.json")
+    (job,) = df.to_dict("records")
+    assert (job["status"], job["state_raw"], job["runtime_s"]) == ("cancelled", "DEADLINE", 0.0)
+    assert pd.isna(job["start_time"])
+    assert [n for r, n in report.notes.items() if r.startswith("DEADLINE job that never")] == [1]
