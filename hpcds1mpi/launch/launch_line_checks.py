@@ -55,7 +55,9 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     list of the script's own (:func:`~hpcds1mpi.launch.script_hosts.host_list_warning`) or
     spelled as its MPI refuses (:mod:`~hpcds1mpi.launch.host_spelling`) and a
     binding of one core for a rank's threads
-    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of. ``skip``:
+    (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of, and Open
+    MPI's mpirun starting more ranks than the job has tasks on a line other than the one read
+    (:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`). ``skip``:
     the lines whose program is not the measured one
     (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
     launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2). No
@@ -63,6 +65,7 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
     :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
     from hpcds1mpi.launch.host_spelling import host_warnings
+    from hpcds1mpi.launch.mpirun_slots import other_launch_slots
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     seen: set = set()
@@ -78,5 +81,6 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
         named = launch_family(script, launch, cwd)  # a host spelling by the sweep's MPI too
         warnings += [w for w in (*host_warnings(script, launch, named or (
                                      ours.family if ours else None)),
-                                 one_core_warning(script, launch, named)) if w]
+                                 one_core_warning(script, launch, named),
+                                 other_launch_slots(script, launch, named)) if w]
     return warnings, notes

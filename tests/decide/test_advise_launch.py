@@ -128,6 +128,25 @@ def test_env_i_before_the_program_is_warned_about():
     assert launch_notes(plain, plain.launches[0], "./hello {size}", None)[0] == []
 
 
+def test_another_launch_line_asking_more_slots_than_the_job_has_is_warned_about(tmp_path):
+    """s48 tester O8: advise of a rewritten script read line 8's `-np 1` and said nothing of
+    line 9's `mpirun.openmpi -np 2` in the --ntasks=1 job, which stopped "not enough slots"
+    (with the job's folder and from the text alone)."""
+    from hpcds1mpi.decide.advise_launch import launch_notes
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    script = read_script("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n"
+                         "mpirun.openmpi -np 1 ./app 400\nmpirun.openmpi -np 2 ./app 300\n")
+    resolve_launch(script, script.launches[0])
+    said = ("line 5: Open MPI's mpirun.openmpi starts 2 ranks, but the job has 1 task, its "
+            "slots: it stops at once (not enough slots); ask #SBATCH --ntasks=2, or give "
+            "mpirun.openmpi --oversubscribe")
+    for folder in (None, str(tmp_path)):
+        warnings, _ = launch_notes(script, script.launches[0], "./app {size}", folder)
+        assert warnings.count(said) == 1, (folder, warnings)
+        assert not any(w.startswith("line 4") for w in warnings)
+
+
 #: The lab's stencil job launched by hydra on a host file of its own, each rank bound to one
 #: core for its two threads: both read from the text alone.
 OWN_HOSTS_JOB = ("#!/bin/bash\n#SBATCH --job-name=stencil\n#SBATCH --partition=standard\n"

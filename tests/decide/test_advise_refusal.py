@@ -99,3 +99,43 @@ def test_a_new_layout_under_a_rank_count_not_known_here_is_refused(bundle, place
                          places)
     assert mpirun.rewrite_refused.startswith("--rewrite refused: line 7's mpirun -np $NP is "
                                              "not known until the job runs, so")
+
+
+#: s48 tester O8: two runs of one program, each asking the job's 2 ranks.
+TWO_LAUNCHES = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=1
+#SBATCH --ntasks=2
+#SBATCH --time=00:05:00
+mpirun.openmpi -np 2 hpcds1mpi run gemm --size 512
+{launcher} {second} hpcds1mpi run gemm --size 512
+"""
+
+
+@pytest.mark.parametrize("launcher, second, written", [
+    ("mpirun.openmpi", "-np 2", "`mpirun.openmpi -np 2` asks 2 ranks"),
+    ("srun", "--ntasks=2", "`srun --ntasks=2` asks 2 ranks"),
+    ("mpiexec.mpich", "-n 2", "`mpiexec.mpich -n 2` asks 2 ranks"),  # then shares 1 CPU
+])
+def test_a_new_layout_another_launch_line_would_not_fit_is_refused(bundle, places, launcher,
+                                                                    second, written):
+    """The rewrite cut --ntasks to 1 and line 6's -np to 1, and kept line 7's `-np 2`: the job
+    had run, its rewrite failed "not enough slots"."""
+    a = advise_text(TWO_LAUNCHES.format(launcher=launcher, second=second), bundle, places)
+    assert a.recommended.config.nodes * a.recommended.config.ranks_per_node == 1
+    assert a.rewritten is None and a.rewrite_refused == (
+        f"--rewrite refused: line 7's {written} where the recommended layout has 1, and "
+        "--rewrite edits line 6's launch only: line 7 would stop the rewritten job (not enough "
+        "slots, a step Slurm refuses) or crowd its CPUs; the script keeps its layout (drop that "
+        "line's count so that it takes the job's, or change it by hand)")
+
+
+@pytest.mark.parametrize("second", ["-np $SLURM_NTASKS", "", "-np 1", "-np 4"])
+def test_another_launch_line_that_fits_or_already_asked_more_keeps_the_rewrite(
+        bundle, places, second):
+    """The scheduler's count and none follow the rewritten directives; one rank fits; 4 ranks
+    already stopped the job (a warning says so), which the rewrite does not change."""
+    a = advise_text(TWO_LAUNCHES.format(launcher="mpirun.openmpi", second=second), bundle,
+                    places)
+    assert a.rewritten is not None and not a.rewrite_refused
+    assert "#SBATCH --ntasks=1\n" in a.rewritten and " -np 1 hpcds1mpi run" in a.rewritten

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
-from hpcds1mpi.launch.mpirun_slots import slots_refused
+from hpcds1mpi.launch.mpirun_slots import other_launch_slots, slots_refused
 from hpcds1mpi.launch.script_reading import read_script
 
 ABI4 = ("#!/bin/bash\n#SBATCH -J si\n#SBATCH -N 1\n#SBATCH --ntasks=1\n#SBATCH -t 00:05:00\n"
@@ -116,3 +116,19 @@ def test_a_rank_count_given_otherwise_than_by_n_is_judged_too(directives, line, 
 def test_a_count_per_node_within_the_slots_is_not_refused(directives, line):
     script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
     assert slots_refused(script, launch, OPENMPI) == ""
+
+
+def test_a_launch_line_other_than_the_one_read_is_judged_too():
+    """s48 tester O8: the line advise reads ran 1 rank, a second `mpirun.openmpi -np 2` of a
+    --ntasks=1 job went unsaid, and the job stopped there; the line read is the asked
+    layout's problem (asked_problem), not said twice."""
+    from hpcds1mpi.launch.script_request import resolve_launch
+
+    script = read_script("#!/bin/bash\n#SBATCH -N 1\n#SBATCH --ntasks=1\n"
+                         "mpirun.openmpi -np 1 ./a 400\nmpirun.openmpi -np 2 ./a 300\n")
+    resolve_launch(script, script.launches[0])
+    first, second = script.launches
+    assert other_launch_slots(script, first, OPENMPI) == ""
+    assert other_launch_slots(script, second, OPENMPI) == slots_refused(script, second, OPENMPI)
+    assert other_launch_slots(script, second, OPENMPI).startswith(
+        "line 5: Open MPI's mpirun.openmpi starts 2 ranks, but the job has 1 task")
