@@ -70,8 +70,9 @@ from hpcds1mpi.measure.external_resume import check_resumed
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.program_startable import check_program  # importable from here too
 from hpcds1mpi.measure.printable import clipped
+from hpcds1mpi.measure.launcher_refusal import refusal_error
 from hpcds1mpi.measure.program_launch import (classify, launch_once, launch_problem,
-                                              options_refused, refused_by_launcher)
+                                              refused_by_launcher)
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_copies import check_rank_copies
 from hpcds1mpi.measure.rank_demand import refused_rank_count
@@ -129,9 +130,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
                                  ranks_per_node=spec.config.ranks_per_node)  # s29 tester A4
         if check is not None:  # the program wrote the telemetry file (s33 tester B1)
             check()
-        if refused := options_refused(result, tokens[0]):  # never the program's run (M3)
-            raise LaunchError(f"the launcher refused its options ({refused}); nothing was recorded "
-                              "for this configuration: fix --launcher-args (or launcher_args)")
+        if refused := refusal_error(result, tokens):  # never the program's run (M3, s48 O2)
+            raise LaunchError(refused)
         problem = launch_problem(result)
         if problem:
             raise LaunchError(f"the launcher could not start the program ({problem}); "
