@@ -107,7 +107,11 @@ def bundle_around(path: str | os.PathLike, what: str = "output") -> Path | None:
     would be written inside, its links followed; None where there is none."""
     import json
 
-    for folder in Path(os.path.realpath(written_path(path, what))).parents:
+    try:
+        written = Path(os.path.realpath(written_path(path, what)))
+    except OSError:  # a name too long: the command's own check says so, once under MPI (s48)
+        return None
+    for folder in written.parents:
         manifest = folder / "manifest.json"
         if not manifest.is_file():  # a FIFO of that name would make the read wait
             continue
