@@ -336,6 +336,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
     from hpcds1mpi.records.training import TrainingData
 
     from .features import fit_spec
+    from .measured_inputs import measured_inputs
     from .sampling import intelligent_sample
 
     t0 = time.perf_counter()
@@ -422,6 +423,7 @@ def train_bundle(data: "TrainingData | pd.DataFrame", *, sample_rate: float = 1.
         "use_baseline": bool(use_baseline),
         "seed": int(seed),
         "sources": list(training.sources if sources is None else sources),
+        **measured_inputs(data),  # which input files its programs' runs read (s48 O4)
     }
     bundle.manifest = manifest
     return bundle

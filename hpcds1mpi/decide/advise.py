@@ -48,6 +48,7 @@ from hpcds1mpi.decide.launch_time_limit import one_launch_limit
 from hpcds1mpi.decide.recommendation import escalation_places, format_time, no_calibration
 from hpcds1mpi.decide.measured_run import setup_time
 from hpcds1mpi.decide.size_source import script_size
+from hpcds1mpi.decide.edited_inputs import judge_launch_inputs
 from hpcds1mpi.decide.unmeasured_command import confirm_unmeasured, judge_launch
 from hpcds1mpi.decide.work_after_launch import AFTER_BASIS, work_after_note
 from hpcds1mpi.decide.script_workload import (choose_launch, no_size, recorded_commands,
@@ -249,6 +250,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                               placeholder_values(asked_cfg, int(size)))  # at its own values
     if unmeasured:  # another program or deck: not auto, and its time limit is not cut
         confirm_unmeasured(verdict, unmeasured)
+    if edited := judge_launch_inputs(bundle, label, script, launch, job_folder):  # s48 O4
+        confirm_unmeasured(verdict, edited)  # an input edited since: as another deck
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)
@@ -276,10 +279,10 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                                          script_kernel_runs(rec.kernel_runs, launch))  # s47 N3
     repeats = repeats_note(script, one_launch, running_launches(script))  # s42, s44 N4
     after = None if repeats or unmeasured else work_after_note(script, launch)
-    keep_time = bool(repeats or unmeasured or after)  # the script's own limit is then kept
+    keep_time = bool(repeats or unmeasured or edited or after)  # the script's own limit kept
     basis = "kept from the script: " + ("it launches more than once, see the note" if repeats
-        else AFTER_BASIS if after else "it runs another command than the measured one") \
-        if keep_time else basis
+        else AFTER_BASIS if after else "it runs another command than the measured one"
+        if unmeasured else "its input is not the one measured") if keep_time else basis
     notes += [n for n in (repeats, after) if n]
     advice.recommended = predict_side(bundle, label, int(size), picked_part, cfg, Side(
         cfg, rec.picked.label, script.time_s if keep_time else one_launch, walltime_basis=basis),

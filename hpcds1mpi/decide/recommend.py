@@ -19,6 +19,7 @@ import numpy as np
 
 from hpcds1mpi.decide import guard as guard_mod
 from hpcds1mpi.decide import system1 as s1
+from hpcds1mpi.decide.edited_inputs import judge_edited_inputs
 from hpcds1mpi.decide.energy_floor import FLOOR_WATTS, floor_words, idle_watts
 from hpcds1mpi.decide.failure_history import FailureHistory
 from hpcds1mpi.decide.kernel_job_time import kernel_runs
@@ -142,6 +143,8 @@ def recommend(bundle, workload: str, size: int,
     rec = conclude(prep, verdict, program_precisions=program_precisions,
                    program_given=program is not None or command_known)
     judge_given_program(rec, program)  # another program or deck: not auto (s40 tester B3)
+    if not command_known:  # an input edited since its runs (s48 O4); advise judges its line
+        judge_edited_inputs(rec, bundle, program)
     return rec
 
 

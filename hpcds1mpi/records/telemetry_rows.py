@@ -4,8 +4,9 @@ The file's attributes are not on the rows, and a bundle trains on the rows: each
 carries which runtime its sweep measured (``runtime_source``), how it was read
 (``measure_options``: a calibration sweep repeats it), the command as swept, placeholders
 in place (``command_template``: a script runs it at another size), the launcher that started
-it (``launched_with``: a script launches it alike where no cluster file names one) and the
-folder its sweep ran in (``swept_in``: a script runs it there). Every run
+it (``launched_with``: a script launches it alike where no cluster file names one), the
+folder its sweep ran in (``swept_in``: a script runs it there) and the stamps of the inputs
+it read (``input_stamps``: recommend says where one was edited since). Every run
 carries the CPU of its machine (``cpu_model``, from the machines table): a bundle records it
 per partition and the guard compares it with the CPU asked about.
 """
@@ -21,8 +22,8 @@ import pandas as pd
 from hpcds1mpi.launch.sweep_step import ABSENT_IS_NONE, READING_KEYS
 from hpcds1mpi.records.unmeasured_rows import without_fake_gpu_runs
 
-__all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "launched_with", "measure_options",
-           "runtime_source", "swept_in", "telemetry_rows"]
+__all__ = ["READING_KEYS", "UNKNOWN_SOURCE", "input_stamps", "launched_with",
+           "measure_options", "runtime_source", "swept_in", "telemetry_rows"]
 
 #: ``runtime_source`` of an external run whose telemetry does not say (written before the
 #: ``launch`` attribute, or without its ``runtime`` entry).
@@ -100,6 +101,27 @@ def swept_in(attrs: dict) -> str | None:
     return json.dumps(folder) if isinstance(folder, str) and os.path.isabs(folder) else None
 
 
+def input_stamps(attrs: dict) -> str | None:
+    """The stamps of the inputs a telemetry file's program sweep read (its
+    :data:`~hpcds1mpi.measure.input_stamps.INPUTS` attribute), each path made absolute by the
+    folder it ran in (:func:`swept_in`), as JSON for its external runs' ``input_stamps``; None
+    where it records none (a file from before the stamps: s48 tester O4)."""
+    import json
+
+    from hpcds1mpi.measure.input_stamps import INPUTS
+
+    try:
+        stamps = json.loads(attrs.get(INPUTS) or "{}")
+        folder = json.loads(swept_in(attrs) or "null")
+    except (TypeError, ValueError):
+        return None
+    found = {os.path.normpath(os.path.join(folder or "", path)): stamp
+             for path, stamp in (stamps.items() if isinstance(stamps, dict) else ())
+             if isinstance(path, str) and (folder or os.path.isabs(path))
+             and isinstance(stamp, list) and len(stamp) == 3}
+    return json.dumps(found, sort_keys=True) if found else None
+
+
 def telemetry_rows(path) -> pd.DataFrame:
     """The runs table of telemetry file ``path``; its external runs (``kind`` external) carry
     ``runtime_source`` (:func:`runtime_source`): the file attribute is not on the rows, and
@@ -141,6 +163,10 @@ def telemetry_rows(path) -> pd.DataFrame:
                              ("swept_in", swept_in)):  # where it ran (s37 tester G3)
             values = {text: read({"launch": text}) for text in set(launches) - {None}}
             frame[column] = [None if text is None else values[text] for text in launches]
+        # the file's own sweep's inputs: a row merged from another file read that one's
+        stamps = input_stamps(store.attrs)
+        frame["input_stamps"] = [stamps if e and text in ("", own) else None for text, e
+                                 in zip(frame["sweep_launch"].fillna("").astype(str), external)]
         templates = plan_commands(store.attrs)
         frame["command_template"] = [(text or templates.get(w)) if e else None for w, text, e
                                      in zip(frame["workload"].astype(str),

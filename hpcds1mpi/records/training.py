@@ -34,12 +34,13 @@ from hpcds1mpi.records.unmeasured_rows import without_predicted_energy
 #: Columns a training table may have besides the runs table (``telemetry.RUN_COLUMNS``) and
 #: the job table (``ingest.JOB_COLUMNS``): ``kept`` (a bundle's sampling mark) and the
 #: partition hardware a bundle records (``cpu_model``: the run's machine's, s31 tester Q4;
-#: ``cpu_signature``, s38 tester K2). Anything else is refused, not silently used or ignored.
+#: ``cpu_signature``, s38 tester K2), and what a program's sweep records of it
+#: (``telemetry_rows``). Anything else is refused, not silently used or ignored.
 EXTRA_COLUMNS: frozenset[str] = frozenset({"kept", "gpu_memory_gb", "max_nodes", "cpu_model",
                                            "cpu_signature",
                                            "runtime_source", "measure_options",
                                            "command_template", "launched_with",
-                                           "swept_in"})
+                                           "swept_in", "input_stamps"})
 
 
 def known_columns() -> frozenset[str]:

@@ -74,6 +74,8 @@ def _manifest_class():
         member_features: Optional[list[StrictStr]] = None
         use_baseline: StrictBool = False
         sources: list[StrictStr] = []
+        # workload -> the stamps of the inputs its runs read (``surrogates/measured_inputs``)
+        measured_inputs: dict[StrictStr, dict[StrictStr, Any]] = {}
 
         @model_validator(mode="after")
         def _embedding_when_used(self):
@@ -199,6 +201,7 @@ _KEYS: dict[str, tuple[bool, Callable[[Any], bool]]] = {
     "member_features": (False, _optional(_texts)),
     "use_baseline": (False, _bool),
     "sources": (False, _texts),
+    "measured_inputs": (False, lambda v: _table(v) and all(_table(e) for e in v.values())),
 }
 
 

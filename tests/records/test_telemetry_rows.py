@@ -122,3 +122,52 @@ def test_the_sweeps_folder_is_read_and_a_file_without_it_still_reads():
     for attrs in ({"launch": json.dumps({"workdir": ""})}, {}, {"launch": "not json"},
                   {"launch": json.dumps({"swept_in": "relative/x"})}):
         assert swept_in(attrs) is None, attrs
+
+
+def test_the_sweeps_input_stamps_are_read_with_their_folder():
+    """s48 tester O4: the stamps of the inputs a sweep read (its ``inputs`` attribute, paths
+    relative to the folder it ran in) reach its rows as absolute paths; a file without them,
+    a relative path with no folder known, or damage reads as none."""
+    from hpcds1mpi.records.telemetry_rows import input_stamps
+
+    stamp = [14, 100.0, "a" * 64]
+    launch = json.dumps({"swept_in": "/data/run"})
+    inputs = json.dumps({"in1.txt": stamp, "../deck/in2.txt": stamp, "/abs/x.txt": stamp,
+                         "bad.txt": [1, 2]})
+    assert json.loads(input_stamps({"launch": launch, "inputs": inputs})) == {
+        "/data/run/in1.txt": stamp, "/data/deck/in2.txt": stamp, "/abs/x.txt": stamp}
+    for attrs in ({"inputs": inputs}, {"launch": "{", "inputs": inputs}):  # no folder known
+        assert json.loads(input_stamps(attrs)) == {"/abs/x.txt": stamp}
+    for attrs in ({"launch": launch}, {"launch": launch, "inputs": "{"},
+                  {"launch": launch, "inputs": "[]"},
+                  {"launch": launch, "inputs": json.dumps({"in1.txt": "x"})}):
+        assert input_stamps(attrs) is None, attrs
+
+
+def test_a_rows_stamps_are_its_own_sweeps_not_those_of_the_file_it_was_merged_into(tmp_path):
+    """A sweep's rows carry its inputs' stamps; rows merged into its file from another sweep
+    (another folder: another input of the same name) never carry the file's, and where the
+    merged file cannot tell whose they are (two launches, none kept as the file's), no row
+    does: nothing is compared, rather than another sweep's file."""
+    app = tmp_path / "app.sh"
+    app.write_text('#!/bin/sh\necho "time: 0.01 s"\n')
+    app.chmod(0o755)
+    for name, size in (("a", "1"), ("b", "2")):
+        (tmp_path / name).mkdir()
+        for deck in ("in1.txt", "in2.txt"):
+            (tmp_path / name / deck).write_text(f"{name}\n")
+        res = run_cli(["sweep", "--command", f"{app} in{{size}}.txt", "--label", "app",
+                       "--sizes", size, "--ranks-per-node", "1", "--threads", "1",
+                       "--time-regex", r"time: ([0-9.]+) s", "--min-repeats", "1",
+                       "--max-repeats", "1", "--min-time", "0", "--out", f"{name}.h5",
+                       "--no-progress"], timeout=120, cwd=tmp_path / name)
+        assert res.returncode == 0, res.stderr
+    a, b = (tmp_path / name / f"{name}.h5" for name in ("a", "b"))
+    stamps = telemetry_rows(str(a))["input_stamps"]
+    assert list(json.loads(stamps.iloc[0])) == [str(tmp_path / "a" / "in1.txt")]
+    assert list(json.loads(telemetry_rows(str(b))["input_stamps"].iloc[0])) == [
+        str(tmp_path / "b" / "in2.txt")]
+    res = run_cli(["telemetry", "merge", "--out", str(b), str(a)], timeout=120)
+    assert res.returncode == 0, res.stderr
+    rows = telemetry_rows(str(b)).set_index("size")["input_stamps"]
+    assert sorted(rows.index) == [1, 2] and rows.isna().all()

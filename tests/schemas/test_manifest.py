@@ -149,3 +149,18 @@ def test_the_shipped_manifest_records_its_files_hashes():
     manifest = _shipped()
     assert manifest_is_sound(manifest)
     assert manifest["files"] == file_hashes(SHIPPED)
+
+
+def test_a_bundles_measured_inputs_are_known_and_checked():
+    """s48 tester O4: train keeps each program's input stamps (``measured_inputs``); a bundle
+    holding them loads (either check), one whose entry is damaged is refused in one line."""
+    from hpcds1mpi.schemas.manifest import check_manifest_fast, manifest_is_sound
+
+    stamps = {"app": {"files": {"/w/in1.txt": [[14, 100.0, "a" * 64]]}, "until": 120.0}}
+    manifest = {**_shipped(), "measured_inputs": stamps}
+    assert manifest_is_sound(manifest)
+    assert check_manifest(manifest, "m.json").measured_inputs == stamps
+    for damaged in ([], {"app": []}, {"app": "x"}):
+        with pytest.raises(ModelError, match="measured_inputs") as info:
+            check_manifest_fast({**manifest, "measured_inputs": damaged}, "m.json")
+        assert "\n" not in str(info.value)
