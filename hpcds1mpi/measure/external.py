@@ -77,6 +77,7 @@ from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.rank_copies import check_rank_copies
 from hpcds1mpi.measure.rank_demand import refused_rank_count
 from hpcds1mpi.measure.rank_peak import wrapped, wrapping
+from hpcds1mpi.measure.rank_times import take_slowest
 from hpcds1mpi.measure.reachable_nodes import check_nodes_landed, check_nodes_reachable
 from hpcds1mpi.measure.repeat_folders import RepeatFolders, outlier_note
 from hpcds1mpi.measure.resumed_machine import adopt_earlier_record
@@ -149,6 +150,8 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
             readings.check_ranks(found, spec.config.ranks,
                                  f"{spec.workload} size {spec.size} {spec.config.label()}",
                                  tokens, (result["stdout"], result["stderr"]))
+            take_slowest(readings, found, spec.config.ranks,  # its slowest rank's (s48 O6, Q8)
+                         (result["stdout"], result["stderr"]), probed=plan.max_ranks > 1)
             if why := (readings.fail_problem(found) or  # s43 G6: a file it never wrote
                        unwritten_problem(readings, found, out_path, mark, where) or
                        readings.time_problem(found, result["wall_s"], spec.config.ranks,

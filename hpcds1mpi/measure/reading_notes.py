@@ -23,7 +23,7 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
     ``--fom-regex`` that read no number in the launch of ``run`` (its label, and whether it
     is no warm-up), counted for the sweep's closing note, or several different numbers (s47
     tester K5), a time matched once per rank of ``launch`` (ranks, stdout, stderr) as
-    copies' (s46 G5)."""
+    copies' (s46 G5), or of one job, its slowest rank's recorded (s48 O6, Q8)."""
     from hpcds1mpi.measure.coarse_timer import coarse_note, zero_note
     from hpcds1mpi.measure.compound_time import whole_note
     from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
@@ -44,7 +44,8 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
         f"--time-regex '{readings.time.pattern}'" if readings.time else ""
     if status == "ok" and readings.time is not None and text is not None:
         notes["comma"] = tr.decimal_comma_note(text, regex) if tr.seconds_text(text)[1] else ""
-        notes.update(tr.times_notes(readings, values, text, regex, launch))
+        notes.update(tr.times_notes(readings, values, text, regex, launch,
+                                    found.get("per_rank")))
         notes["coarse"] = "" if found.get("below_tick") else \
             coarse_note(text, wall_s, regex, seen)
         notes[f"zero {run[0]}"] = zero_note(run[0], found, wall_s, regex)  # s47 K1

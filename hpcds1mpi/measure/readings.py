@@ -32,7 +32,9 @@ says why (``said``: :func:`~hpcds1mpi.measure.program_launch.reason_line`), see
 **Which match**: each regex takes its *last* match, the output file's part after stderr after
 stdout (the program's final report; HPCC appends one result per run); where the time's or the
 figure of merit's regex matched several different numbers in one launch, that is said once
-(:mod:`.reading_notes`, s47 tester K5 for the figure of merit). :meth:`Readings.scan`
+(:mod:`.reading_notes`, s47 tester K5 for the figure of merit); but a time matched once per
+rank of a launch proven one job is the job's slowest rank's (:mod:`.rank_times`, s48).
+:meth:`Readings.scan`
 searches from the end backwards in windows of :data:`CHUNK` bytes cut at line ends, stopping
 once every regex has matched: memory stays bounded at any output size and nothing is skipped.
 A match may span lines up to :data:`OVERLAP` bytes across a window's cut.
