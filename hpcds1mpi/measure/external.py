@@ -292,7 +292,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                0, {}, *_oversubscribed_as(launch))
         if say and (note := shared_folder_note(workdir, plan.runs)):  # scratch files collide
             say(note)
-        said, at_one = set(), {}  # at_one: cores busy per rank at 1 thread, per layout
+        said, at_one = set(), {}  # at_one: cores busy per rank at 1 thread, times, per layout
         mpi_library = program_mpi_library(first_tokens, first_env, getattr(
             launch, "command", "srun"), launch.args, ranks_in_folder(ranks, cwd))
         # why its ranks cannot be one job, kept: recommend offers no more (s39 tester A2)
@@ -414,10 +414,12 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                     f"{row['status']}: {row['error']}")
             twin = (spec.workload, spec.size, dataclasses.replace(spec.config, threads=1))
             if row["status"] == OK and spec.config.threads == 1:  # its 2+ threads' yardstick
-                at_one[twin] = busy_per_rank(m["cpu_s"], sum(m["walls"]), spec.config.ranks)
+                at_one[twin] = (busy_per_rank(m["cpu_s"], sum(m["walls"]), spec.config.ranks),
+                                m["times"])  # and its times: a level slower in each (s48 O5)
             if say and row["status"] == OK:  # each once a sweep (s41 tester A3, s47 L4)
                 for note in thread_notes(m, spec.config, f"{spec.workload} size {spec.size} "
-                                         f"{spec.config.label()}", said, at_one.get(twin, math.nan),
+                                         f"{spec.config.label()}", said,
+                                         at_one.get(twin, (math.nan, ())),
                                          partition.usable_cores_per_node, program):
                     say(note)
             if say and row["status"] == OK and m["warning"][0]:  # no column: said, not stored

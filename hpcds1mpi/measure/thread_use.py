@@ -11,7 +11,11 @@ records them (:func:`idle_threads_evidence`), which recommend and tune then offe
 Where the command already gives the program its thread count (``cmsearch --cpu {threads}``),
 the words say that it did not use the threads given at the sizes measured, not to add
 ``{threads}`` (s47 tester L7) — by tune's and recommend's rule of what gives it
-(:func:`~hpcds1mpi.launch.program_threads.gives_threads`, s48). The other way round, a launch
+(:func:`~hpcds1mpi.launch.program_threads.gives_threads`, s48). CPU time cannot tell a program
+that ignores ``OMP_NUM_THREADS`` from one that takes it and finds no work for its threads
+(BAGEL: "using 2 threads per process", one core busy, every 2-thread repeat slower), so the
+words say both, and a thread level slower (faster) in every repeat is said so, not noise (s48
+tester O5). The other way round, a launch
 whose CPU time says it kept clearly more cores busy than its ranks x threads runs processes of
 its own (workers it starts with ``MPI_Comm_spawn``, a pool): its layout, and a job script of
 it, do not count them, which the sweep says once (:func:`more_cores_note`, s47 tester L4).
@@ -20,7 +24,7 @@ it, do not count them, which the sweep says once (:func:`more_cores_note`, s47 t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from hpcds1mpi.launch.program_threads import gives_threads  # the rule tune and recommend use
 
@@ -89,13 +93,20 @@ def has_the_cores(ranks_per_node, threads, cores_per_node) -> bool:
 
 
 def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.nan,
-                      cores_per_node: int | None = None, command: str = "") -> str:
+                      cores_per_node: int | None = None, command: str = "",
+                      one_thread_times: Sequence[float] = ()) -> str:
     """A note for the sweep to say once where an ok run of ``config`` (threads above 1) kept
     about one core busy per rank (``m``: the run's measurement, its ``cpu_s`` summed over
-    its launches, ``walls`` each launch's seconds; ``at_one_thread``: the same layout's
-    1-thread run, where swept); "" otherwise, where its CPU time was not measured, or where
-    its ranks x threads oversubscribe the node's ``cores_per_node`` (no evidence there).
-    ``command``: the swept command, placeholders unfilled (:func:`gives_threads`)."""
+    its launches, ``walls`` each launch's seconds, ``times`` its recorded repeats;
+    ``at_one_thread``: the same layout's 1-thread run's cores busy per rank, and
+    ``one_thread_times`` its recorded repeats, where swept); "" otherwise, where its CPU time
+    was not measured, or where its ranks x threads oversubscribe the node's
+    ``cores_per_node`` (no evidence there). ``command``: the swept command, placeholders
+    unfilled (:func:`gives_threads`). It says what was measured: its threads added no CPU
+    work, which a program ignoring ``OMP_NUM_THREADS`` and one that takes it but had no work
+    for its threads both show (BAGEL prints "using 2 threads per process", s48 tester O5);
+    and where every repeat at this thread count was slower (faster) than every one at 1
+    thread, that difference, not noise (:func:`times_apart`)."""
     walls = [w for w in m.get("walls") or [] if w > 0]
     if config.threads < 2 or config.device != "cpu" or not walls or not has_the_cores(
             config.ranks_per_node, config.threads, cores_per_node):
@@ -103,17 +114,44 @@ def idle_threads_note(m: dict, config, what: str, at_one_thread: float = math.na
     busy = busy_per_rank(m.get("cpu_s", math.nan), sum(walls), config.ranks)
     if not kept_one_core(busy, at_one_thread):
         return ""
+    yardstick = f"; {at_one_thread:.2f} at 1 thread" if at_one_thread >= WAITED else ""
     said = f"note: {what} kept {busy:.2f} cores busy per rank at {config.threads} threads " \
-        "(its CPU time over its wall time): "
+        f"(its CPU time over its wall time{yardstick}), about one thread's work: "
     if gives_threads(command):
-        return said + ("the program did not use the threads its command gives it ({threads}) "
-                       "at this size, so its thread levels measure one computation here and "
-                       "their differences are noise; sweep --threads 1, or larger sizes, where "
-                       "its threads may have work")
-    return said + ("the program seems not to use OMP_NUM_THREADS (a thread count of its own, "
-                   "such as MPQC's -threadgrp, or no threaded code), so its thread levels "
-                   "measure one computation and their differences are noise; sweep --threads "
-                   "1, or give the program its thread count with {threads}")
+        said += "the program did not use the threads its command gives it ({threads}) at " \
+            "this size"
+        advice = "sweep --threads 1, or larger sizes, where its threads may have work"
+    else:
+        said += "its threads added none, as where the program does not use OMP_NUM_THREADS " \
+            "(a thread count of its own, such as MPQC's -threadgrp, or no threaded code) or " \
+            "takes it but had no work for them at this size"
+        advice = "sweep --threads 1 or larger sizes, or give the program its thread count " \
+            "with {threads} where it takes one of its own"
+    apart = times_apart(m.get("times") or [], one_thread_times)
+    if apart:
+        slower = apart[0] > apart[1]
+        said += (f"; its runs at {config.threads} threads were "
+                 f"{'slower' if slower else 'faster'} than at 1 thread in every repeat "
+                 f"({apart[0]:.3g} s against {apart[1]:.3g} s, medians), a difference of "
+                 "its thread levels, not noise" + (": its threads cost it time here"
+                                                   if slower else ""))
+    else:
+        said += ", so its thread levels measure about one computation and their " \
+            "differences are noise"
+    return f"{said}; {advice}"
+
+
+def times_apart(times: Sequence[float], one_thread_times: Sequence[float]) -> tuple | None:
+    """(median of ``times``, median of ``one_thread_times``) where each has 2 or more repeats
+    and every one of the first lies above, or below, every one of the second; None where they
+    overlap, or are too few to tell."""
+    import statistics
+
+    a = [t for t in times if math.isfinite(t)]
+    b = [t for t in one_thread_times if math.isfinite(t)]
+    if len(a) < 2 or len(b) < 2 or not (min(a) > max(b) or max(a) < min(b)):
+        return None
+    return statistics.median(a), statistics.median(b)
 
 
 def more_cores_note(m: dict, config, what: str) -> str:
@@ -134,13 +172,14 @@ def more_cores_note(m: dict, config, what: str) -> str:
             "ranks, or size the pool with {threads} and sweep --threads")
 
 
-def thread_notes(m: dict, config, what: str, said: set, at_one_thread: float = math.nan,
+def thread_notes(m: dict, config, what: str, said: set, at_one: tuple = (math.nan, ()),
                  cores_per_node: int | None = None, command: str = "") -> list[str]:
     """The notes of :func:`idle_threads_note` and :func:`more_cores_note` on an ok run, each
-    once a sweep: ``said`` holds what the sweep said (their keys added here)."""
+    once a sweep: ``said`` holds what the sweep said (their keys added here); ``at_one``: the
+    same layout's 1-thread run's cores busy per rank and recorded repeats, where swept."""
     notes = []
     for key, note in ((IDLE_THREADS, lambda: idle_threads_note(
-            m, config, what, at_one_thread, cores_per_node, command)),
+            m, config, what, at_one[0], cores_per_node, command, at_one[1])),
                       (MORE_CORES, lambda: more_cores_note(m, config, what))):
         if key not in said and (text := note()):
             said.add(key)
@@ -222,7 +261,8 @@ def _measured_words(name: str, evidence: dict, command: str | None = "") -> str:
     ratio = evidence.get("vs_one_thread")
     than = f", {ratio:.2f} x its runs at 1 thread" if ratio is not None else ""
     why = ("it did not use the threads its command gives it ({threads}) at the sizes measured"
-           if gives_threads(command) else "it seems not to use OMP_NUM_THREADS")
+           if gives_threads(command) else "its threads added no work (it does not use "
+           "OMP_NUM_THREADS, or takes it but had no work for them at the sizes measured)")
     return (f"{name}'s runs at {levels} threads kept {evidence['busy']:.2f} cores busy per "
             f"rank{than} (CPU time over wall time), so {why} and its thread levels are one "
             "computation")

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from hpcds1mpi.config import Configuration
 from hpcds1mpi.measure.thread_use import (idle_threads_evidence, idle_threads_line,
@@ -112,11 +113,51 @@ def test_the_line_says_what_the_runs_measured():
     notes = idle_threads_notes({"mpqc": MeasuredLevels("mpqc", True, idle_threads=idle),
                                 "lmp": MeasuredLevels("lmp", True)})  # train's and learn's
     assert notes == ["note: mpqc's runs at 2 threads kept 0.77 cores busy per rank (CPU time "
-                     "over wall time), so it seems not to use OMP_NUM_THREADS and its thread "
-                     "levels are one computation: recommend and tune offer it 1 thread per "
+                     "over wall time), so its threads added no work (it does not use "
+                     "OMP_NUM_THREADS, or takes it but had no work for them at the sizes "
+                     "measured) and its thread levels are one computation: recommend and tune "
+                     "offer it 1 thread per "
                      "rank (put {threads} in its command where it takes a thread count of its "
                      "own, and sweep again)"]
 
+
+
+#: BAGEL size 12 at 1 rank (s48 tester O5): 3 launches at 2 threads, 0.57 cores busy per rank,
+#: every repeat slower than every one at 1 thread (0.71 cores busy).
+BAGEL_T2 = {"cpu_s": 3.1027, "walls": [1.62, 1.83, 2.02], "times": [0.97, 1.17, 1.47]}
+BAGEL_T1 = (0.705, [0.63, 0.68, 0.77])
+
+
+def test_a_thread_level_slower_in_every_repeat_is_not_called_noise():
+    """Was (s48 tester O5): BAGEL, which prints "using 2 threads per process", was told it
+    "seems not to use OMP_NUM_THREADS" and that its thread levels' differences are noise,
+    while each of its 2-thread repeats was slower than each 1-thread one."""
+    two = Configuration(1, 1, 2, "cpu", "fp64")
+    said: set = set()
+    notes = thread_notes(BAGEL_T2, two, "BAGEL size 12 N1xR1xT2-cpu-fp64", said, BAGEL_T1,
+                         2, "BAGEL h{size}.json")
+    assert len(notes) == 1 and notes[0].startswith(
+        "note: BAGEL size 12 N1xR1xT2-cpu-fp64 kept 0.57 cores busy per rank at 2 threads (its "
+        "CPU time over its wall time; 0.70 at 1 thread), about one thread's work: its threads "
+        "added none, as where the program does not use OMP_NUM_THREADS"), notes
+    note = notes[0]
+    assert "or takes it but had no work for them at this size" in note
+    assert "slower than at 1 thread in every repeat (1.17 s against 0.68 s, medians), a " \
+        "difference of its thread levels, not noise: its threads cost it time here" in note
+    assert "seems not to use" not in note and "differences are noise" not in note
+    assert "sweep --threads 1" in note
+
+
+@pytest.mark.parametrize("times, at_one", [
+    ([0.7, 0.9, 1.1], [0.63, 0.8, 0.9]),   # they overlap
+    ([1.17], [0.68]),                        # one repeat each: no telling
+    ([0.97, 1.17], ()),                      # no 1-thread run swept
+])
+def test_thread_levels_not_apart_in_every_repeat_keep_the_noise_wording(times, at_one):
+    two = Configuration(1, 1, 2, "cpu", "fp64")
+    note = idle_threads_note({**BAGEL_T2, "times": times}, two, "x", 0.705,
+                             one_thread_times=at_one)
+    assert "their differences are noise" in note and "every repeat" not in note, note
 
 
 def test_a_command_that_gives_its_threads_is_not_told_to_put_threads_in_it():
