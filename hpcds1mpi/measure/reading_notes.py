@@ -27,6 +27,7 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
     from hpcds1mpi.measure.coarse_timer import coarse_note, zero_note
     from hpcds1mpi.measure.compound_time import whole_note
     from hpcds1mpi.measure.fom_note import FomLaunches, fom_note
+    from hpcds1mpi.measure.rank_times import per_rank_note
     from hpcds1mpi.measure.stdin_note import stdin_note
     from hpcds1mpi.measure import time_reading as tr
 
@@ -44,8 +45,8 @@ def launch_notes(readings, found: dict, status: str, error: str, wall_s: float =
         f"--time-regex '{readings.time.pattern}'" if readings.time else ""
     if status == "ok" and readings.time is not None and text is not None:
         notes["comma"] = tr.decimal_comma_note(text, regex) if tr.seconds_text(text)[1] else ""
-        notes.update(tr.times_notes(readings, values, text, regex, launch,
-                                    found.get("per_rank")))
+        notes.update({"per rank": per_rank_note(found["per_rank"], regex)} if found.get(
+            "per_rank") else tr.times_notes(readings, values, text, regex, launch))
         notes["coarse"] = "" if found.get("below_tick") else \
             coarse_note(text, wall_s, regex, seen)
         notes[f"zero {run[0]}"] = zero_note(run[0], found, wall_s, regex)  # s47 K1

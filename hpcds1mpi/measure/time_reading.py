@@ -137,18 +137,11 @@ def several_times_note(first: list[str], last: str, count: int, regex: str,
             f"{what} you mean, add the words around that one to the regex")
 
 
-def times_notes(readings, values: list[str], last: str, regex: str, launch: tuple,
-                per_rank: dict | None = None) -> dict:
+def times_notes(readings, values: list[str], last: str, regex: str, launch: tuple) -> dict:
     """The notes on the times ``regex`` (``readings.time``) matched in one launch, each said
-    once per sweep: once per rank of one job (``per_rank``:
-    :func:`~hpcds1mpi.measure.rank_times.take_slowest`'s, s48 tester O6, Q8), else once per
-    rank of ``launch`` (its ranks, stdout and stderr) where no ``--ranks-regex`` shows its
-    ranks one job (:func:`copies_note`), else several different ``values``
-    (:func:`several_times_note`); ``last``: the match recorded."""
-    from hpcds1mpi.measure.rank_times import per_rank_note
-
-    if per_rank:
-        return {"per rank": per_rank_note(per_rank, regex)}
+    once per sweep: once per rank of ``launch`` (its ranks, stdout and stderr) where no
+    ``--ranks-regex`` shows its ranks one job (:func:`copies_note`), else several different
+    ``values`` (:func:`several_times_note`); ``last``: the match recorded."""
     copies = "" if readings.ranks is not None else \
         copies_note(readings.time, *launch, last, regex)
     return {"copies": copies, "several": "" if copies or len(values) < 2 else
