@@ -50,7 +50,7 @@ def test_a_counted_job_whose_ranks_each_print_a_time_records_the_slowest():
 @pytest.mark.parametrize("out, ranks, ranks_regex, probed", [
     (IMB, 2, None, True),                    # no count: the probe joined the launcher's only
     (GRETL, 2, None, False),                 # no probe
-    (GRETL.replace("rank 1", "rank 0"), 2, None, True),  # copies each say rank 0 (of 2?)
+    (GRETL.replace("rank 1", "rank 0"), 2, None, True),  # both rank 0: no index each once
     (GRETL, 3, None, True),                  # not once per rank
     ("time 0.4\ntime 0.3\nranks 2\n", 2, r"^ranks (\d+)", True),  # no rank in them: progressive
     ("step 0 time 0.4\ntotal 1 time 0.3\nranks 2\n", 2, r"^ranks (\d+)", True),  # not alike
