@@ -23,11 +23,11 @@ wall time stays in ``elapsed_s`` (median) and ``measured_s`` (sum); the telemetr
 attribute says which (:mod:`hpcds1mpi.measure.readings`). ``--ranks-regex`` checks every
 launch's own report of its rank count. Each exit is classified (:mod:`.program_launch`);
 ``--fail-regex`` makes a launch that exited 0 ``failed``, as does its saying that a file of its
-command line is missing or already there (:mod:`.argument_files`); a repeat that collided on what
-the first launch left in the folder runs again in a fresh one (:mod:`.repeat_folders`); an
+command line is missing or already there (:mod:`.argument_files`); a repeat that collided on
+what the first launch left in the folder runs again in a fresh one (:mod:`.repeat_folders`); an
 ``ok`` run whose program said it did not converge is noted once per configuration
-(:mod:`.convergence`). ``--setup`` prepares
-each configuration's folder once, before its first launch (:mod:`.setup_command`).
+(:mod:`.convergence`). ``--setup`` prepares each configuration's folder once, before its first
+launch (:mod:`.setup_command`).
 A ``device=gpu`` configuration on a partition without GPUs is recorded ``unsupported``
 (not launched), as a kernel sweep records it. ``--resume`` refuses a file measured with
 another ``--command``, other readings or another ``--setup`` (:func:`check_resumed`).
