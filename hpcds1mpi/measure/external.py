@@ -1,11 +1,10 @@
 """External-program mode: sweep a user's own MPI program, launched once per repeat.
 
-Each configuration is launched as ``<launcher tokens> <program>`` (see
-:mod:`hpcds1mpi.launch.launchers`) with the program rule of :mod:`hpcds1mpi.launch.program`:
-the placeholders ``{size} {nodes} {ranks_per_node} {ranks} {threads} {precision} {device}``
-filled by replacement (other braces stay literal) and the environment the launcher's batch
-script would export, so the measured job is the one a recommended script submits. The plan
-(runs and repeat settings) is built by :mod:`hpcds1mpi.measure.external_plan`.
+Each configuration is launched as ``<launcher tokens> <program>`` (:mod:`~hpcds1mpi.launch.
+launchers`) with the program rule of :mod:`hpcds1mpi.launch.program`: the placeholders ``{size}
+{nodes} {ranks_per_node} {ranks} {threads} {precision} {device}`` filled by replacement (other
+braces stay literal) and the environment the launcher's batch script would export, so the
+measured job is the one a recommended script submits (its plan: :mod:`.external_plan`).
 
 **Before anything runs**: configurations on more nodes than the launcher reaches from here are
 refused (:mod:`.reachable_nodes`); the program is checked (:mod:`hpcds1mpi.launch.preflight`:

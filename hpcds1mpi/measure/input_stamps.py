@@ -22,9 +22,9 @@ import os
 import time
 
 from hpcds1mpi.errors import ConfigError
+# the telemetry attribute holding the stamps, named in the records stage
+from hpcds1mpi.records.input_stamp_attr import INPUTS
 
-#: The telemetry attribute holding the stamps (JSON: path -> [bytes, mtime, sha256 or ""]).
-INPUTS = "inputs"
 #: Files up to this size are hashed too (a touched input is no edited one); larger ones, a
 #: database, are judged by size and time alone, so stamping stays cheap.
 HASHED_UP_TO = 16 * 2**20

@@ -103,12 +103,12 @@ def swept_in(attrs: dict) -> str | None:
 
 def input_stamps(attrs: dict) -> str | None:
     """The stamps of the inputs a telemetry file's program sweep read (its
-    :data:`~hpcds1mpi.measure.input_stamps.INPUTS` attribute), each path made absolute by the
+    :data:`~hpcds1mpi.records.input_stamp_attr.INPUTS` attribute), each path made absolute by the
     folder it ran in (:func:`swept_in`), as JSON for its external runs' ``input_stamps``; None
     where it records none (a file from before the stamps: s48 tester O4)."""
     import json
 
-    from hpcds1mpi.measure.input_stamps import INPUTS
+    from hpcds1mpi.records.input_stamp_attr import INPUTS
 
     try:
         stamps = json.loads(attrs.get(INPUTS) or "{}")

@@ -171,7 +171,7 @@ def read_job_log(path: str | Path, kind: str = "auto", procs_are: str = "auto"):
                                   or f"{path}: not a parquet file, so not a {kind} table")
         df, report = read_job_parquet(path, kind)
     elif kind == "job-table":
-        df, report = read_job_table_file(path)
+        df, report = read_job_table_file(path, kind_of=detect_kind)
     elif kind == "swf":
         df, report = read_swf(path, procs_are)
     elif kind == "eurora":

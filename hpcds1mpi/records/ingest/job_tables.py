@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
-    """Read a job table as it was written (before ``normalise``, which checks its columns).
+def read_job_table_file(path: str | Path, kind_of=None) -> tuple["pd.DataFrame", FileReport]:
+    """Read a job table as it was written (before ``normalise``, which checks its columns);
+    ``kind_of``: the kind detector (:func:`.job_logs.detect_kind`, passed in: that module
+    reads job tables through this one) that names what another table reads as.
 
     Raises:
         IngestError: not readable as a parquet or CSV table, or another suffix.
@@ -41,7 +43,7 @@ def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     except Exception as exc:  # pyarrow and the CSV parser raise many kinds: one line
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise IngestError(f"{path}: cannot read it as a job table ({why})") from None
-    _refuse_other_table(path, table.columns)
+    _refuse_other_table(path, table.columns, kind_of)
     if path.suffix == ".parquet":
         report.records = len(table)
     report.jobs = len(table)
@@ -53,7 +55,7 @@ def read_job_table_file(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
 NEEDED = ("runtime_s",)
 
 
-def _refuse_other_table(path: Path, columns) -> None:
+def _refuse_other_table(path: Path, columns, kind_of=None) -> None:
     """Refuse a table without :data:`NEEDED` (any CSV or parquet, under ``--kind job-table``:
     s48 tester P7, a PM100 table read as 1994 jobs without a status), naming what it is when
     ingest reads it as a log.
@@ -61,7 +63,6 @@ def _refuse_other_table(path: Path, columns) -> None:
     Raises:
         IngestError: a needed column missing.
     """
-    from .job_logs import detect_kind  # which reads job tables through this module
     from .parquet_tables import saved_as_csv
 
     missing = [c for c in NEEDED if c not in columns]
@@ -72,7 +73,7 @@ def _refuse_other_table(path: Path, columns) -> None:
         raise IngestError(said)
     start = f"{path}: not a job table hpcds1mpi ingest wrote (it has no {', '.join(missing)})"
     try:
-        kind = detect_kind(path)
+        kind = kind_of(path) if kind_of is not None else None
     except IngestError:  # its "--kind" hint would lead back here
         kind = None
     if kind and kind != "job-table":
