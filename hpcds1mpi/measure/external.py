@@ -118,7 +118,7 @@ def _measure(tokens: list[str], env: dict, cwd: str | None, plan: SweepPlan, rea
     status, error, code, warning = OK, "", 0, ("", "")
     args = format_command(dict(spec.extra)["command"], spec)[1:]
     folders = RepeatFolders(cwd, readings.say, f"{spec.workload} size {spec.size} "
-                            f"{spec.config.label()}", own_folder)  # s38 A2, A3; s48 Q2
+                            f"{spec.config.label()}", own_folder, args)  # s38 A2, A3; s48 Q2, RY2
     attempt = -1
     while (attempt := attempt + 1) < plan.warmup + plan.max_repeats:
         with folders.folder() as where, readings.output_lock(  # F3, s33 D6: one launch at a

@@ -51,10 +51,13 @@ A **first** launch that fails saying a thing already exists refuses outputs an e
 left in the folder (ExaML's "output files with the run ID <r> already exist", after the sweep
 that measured it, s48 tester Q2, Q3: stored as the layout's failure, it had vetoed layouts a
 model measured ok there, and replaced an ok row when a sweep was measured again). It runs
-again, once, in a fresh folder linking the folder's entries but those its error names (whole,
-or by a word it quotes: ``<r>`` names ``ExaML_info.r``; :func:`leftovers`); only a failure
-there is the run's. Where its error names none of them, nothing tells the inputs from the
-leftovers: it stays the run's failure, with the advice.
+again, once, in a fresh folder linking the folder's entries but those its error names soundly:
+whole as a quoted or path-like word, or by a quoted run tag: ``<r>`` names ``ExaML_info.r``,
+never the input ``r.binary``, nor a file of the command line (:func:`leftovers`, s48 review
+RY2: a name sharing a word with the error had been left out, an input among them, and the run
+stored ok with a wrong time); only a failure there is the run's. Where its error names none of
+them so, nothing tells the inputs from the leftovers: it stays the run's failure, with the
+advice.
 
 Decided so, rather than a fresh folder for every repeat or an option: a program that is fine
 (rewrites its outputs, or writes none) runs exactly as before, in its folder, and a user need
@@ -115,19 +118,27 @@ def entries(folder: str | None) -> set[str]:
         return set()
 
 
-def leftovers(error: str, names: set[str]) -> set[str]:
-    """The entries of ``names`` (a folder's) that ``error``, a first launch's refusal of what
-    is already there, names: whole, or by a word it quotes, found in the name between
-    non-alphanumeric marks (``<run_8000_1>`` names ``ExaML_info.run_8000_1``, not
-    ``run_8000_10``)."""
-    from hpcds1mpi.measure.argument_files import _names
+def leftovers(error: str, names: set[str], args=(), home: str | None = None) -> set[str]:
+    """The entries of ``names`` (a folder's, ``home``) that ``error``, a first launch's refusal
+    of what is already there, names soundly (s48 review RY2): whole as a quoted word or a
+    path-like token ('output', "result.h5", out.dat, a/b; never a plain word, "data"), or by a
+    run tag it quotes as ``<r>`` where the name carries it after a '.' (``ExaML_info.r``,
+    ``ExaML_binaryCheckpoint.r_3``; never ``r.binary``, the tag plus an extension, nor
+    ``run_8000_10`` for ``<run_8000_1>``). Never an entry ``args``, the command's words after
+    the program, names as a file: its input."""
+    from hpcds1mpi.measure.argument_files import file_arguments
 
-    quoted = {os.path.basename(next(g for g in m.groups() if g).rstrip("/"))
-              for m in _QUOTED.finditer(error)} - {""}
-    marks = [re.compile(r"(?<![A-Za-z0-9])" + re.escape(word) + r"(?![A-Za-z0-9])")
-             for word in quoted]
-    return {name for name in names
-            if _names(error, name) or any(mark.search(name) for mark in marks)}
+    here = os.path.abspath(home or ".")
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(error)]
+    pathlike = [t for t in (w.strip("'\"`()[]<>,;:") for w in error.split())
+                if "/" in t or re.search(r"[A-Za-z0-9]\.[A-Za-z0-9]", t.rstrip("."))]
+    whole = {os.path.basename(t.rstrip("./")) for t in quoted + pathlike
+             if os.path.abspath(os.path.join(here, t)) != here} - {""}
+    tags = [re.compile(r"\." + re.escape(m.group(1)) + r"(_\d+)?$")
+            for m in re.finditer(r"<([^<>\s/]+)>", error)]
+    given = {os.path.normpath(a).split(os.sep)[0] for a in file_arguments(list(args))}
+    return {name for name in names - given
+            if name in whole or any(tag.search(name) for tag in tags)}
 
 
 def refuses_leftovers(error: str) -> bool:
@@ -265,10 +276,14 @@ class RepeatFolders:
         label: the configuration, for the note.
         own_folder: the configuration has a ``--workdir`` folder of its own (then the advice
             never asks for one: s48 tester Q3).
+        args: the command's words after the program: the files it names are never left out
+            of a fresh folder (:func:`leftovers`).
     """
 
-    def __init__(self, folder: str | None, say=None, label: str = "", own_folder: bool = False):
+    def __init__(self, folder: str | None, say=None, label: str = "", own_folder: bool = False,
+                 args=()):
         self.home, self.say, self.label, self.own = folder, say, label, own_folder
+        self.args = list(args)
         self.before = entries(folder)
         self.first: dict | None = None
         self.created: set[str] = set()
@@ -328,10 +343,11 @@ class RepeatFolders:
         from hpcds1mpi.measure.printable import clipped
 
         if self.fresh or self.launches != 1 or not refuses_leftovers(error) or \
-                not (left := leftovers(error, self.before)):
+                not (left := leftovers(error, self.before, self.args, self.home)):
             return False
         self.before -= left
-        self.fresh, self.left = True, _shown(left)
+        # every name: an input left out by mistake must show (s48 review RY2)
+        self.fresh, self.left = True, ", ".join(sorted(left))
         if self.say:
             self.say(f"note: {self.label}: launch 1 said {clipped(error, 160)!r}: the program "
                      f"refuses outputs an earlier run left in {self.home or 'the current folder'}"

@@ -406,3 +406,101 @@ def test_a_sweep_measures_a_program_refusing_an_earlier_sweeps_outputs_in_a_fres
     # kept with the run, so that recommend --emit warns of the folder (s48 tester Q1)
     assert row.error == FRESH_RUN + str(tmp_path)
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_refusal_leaves_out_only_names_it_gives_whole_or_as_a_run_tag():
+    # s48 review RY2: an entry sharing a word with the error had been left out, inputs too.
+    from hpcds1mpi.measure.repeat_folders import leftovers
+
+    # a quoted word names the entry whole, not the input that starts with it
+    assert leftovers("Error: output directory 'output' already exists",
+                     {"output", "output.cfg", "prog.sh"}) == {"output"}
+    # a quoted run tag names the names carrying it after a '.', never the tag's own inputs
+    examl = {"aln2000.binary", "aln2000.phy", "start.nwk", "ExaML_info.aln2000",
+             "ExaML_log.aln2000", "ExaML_binaryCheckpoint.aln2000_0"}
+    error = ("exit code 255: ExaML output files with the run ID <aln2000> already exist in "
+             "directory /tmp/ex2/ ...... exiting")
+    want = {"ExaML_info.aln2000", "ExaML_log.aln2000", "ExaML_binaryCheckpoint.aln2000_0"}
+    assert leftovers(error, examl) == want
+    args = ["-s", "aln2000.binary", "-t", "start.nwk", "-m", "PSR", "-n", "aln2000"]
+    assert leftovers(error, examl, args) == want
+    # a plain word of the error is no name given
+    assert leftovers("Error: result file already exists in the data directory, not "
+                     "overwriting", {"data", "mesh.msh", "result.h5", "input.cfg"}) == set()
+    assert leftovers("Error: data/result.h5 already exists",
+                     {"data", "result.h5"}) == {"result.h5"}
+    # a file of the command line is its input, whatever the error says of it
+    assert leftovers("Error, rayout_5000/ already exists", {"rayout_5000", "r.fa"}) == \
+        {"rayout_5000"}
+    assert leftovers("Error, rayout_5000/ already exists", {"rayout_5000", "r.fa"},
+                     ["-s", "r.fa", "-o", "rayout_5000"]) == set()
+
+
+def test_a_first_launch_refusing_what_it_names_by_a_plain_word_stays_the_runs_failure(
+        tmp_path):
+    # s48 review RY2: the input folder 'data' had been left out and the run gone on without it
+    for name in ("data", "mesh.msh", "result.h5", "input.cfg"):
+        (tmp_path / name).write_text(name)
+    folders = RepeatFolders(str(tmp_path))
+    with folders.folder():
+        pass
+    error = "exit code 1: Error: result file already exists in the data directory"
+    assert not folders.again(_launch("", 0.1, code=1), "failed", error)
+    assert "remove them" in folders.reason(error) and not folders.fresh
+
+
+def test_a_first_launchs_note_lists_every_name_left_out(tmp_path):
+    names = [f"ExaML_binaryCheckpoint.r_{n}" for n in range(4)] + ["ExaML_info.r", "r.binary"]
+    for name in names:
+        (tmp_path / name).write_text(name)
+    said: list[str] = []
+    folders = RepeatFolders(str(tmp_path), said.append, "examl size 5 N1xR1", args=["-n", "r"])
+    with folders.folder():
+        pass
+    error = "exit code 255: output files with the run ID <r> already exist ...... exiting"
+    assert folders.again(_launch("", 0.1, code=255), "failed", error)
+    assert f"({', '.join(sorted(names[:5]))})" in said[0], said  # before: the first 3, "..."
+    with folders.folder() as where:
+        assert os.listdir(where) == ["r.binary"]
+
+
+# A program reading its settings from output.cfg where there is one, refusing its earlier
+# output folder (s48 review RY2 case A).
+READS_ITS_CFG = """#!/bin/sh
+if [ -e output ]; then echo "Error: output directory 'output' already exists"; exit 1; fi
+t=0.05; [ -e output.cfg ] && t=$(cat output.cfg)
+sleep "$t"; echo "solve time $t"; mkdir output
+"""
+# ExaML's shape (RY2 case B): its input named by the run ID, its outputs carrying it.
+EXAML_LIKE = """#!/bin/sh
+if [ -e "ExaML_info.$1" ]; then
+  echo "ExaML output files with the run ID <$1> already exist ...... exiting"; exit 255; fi
+cat "$1.binary" > /dev/null || exit 3
+sleep 0.2; echo "time: 0.2"; echo done > "ExaML_info.$1"; echo 1 > "ExaML_binaryCheckpoint.$1_0"
+"""
+
+
+@pytest.mark.mpi
+@pytest.mark.parametrize("script, earlier, inputs, regex, time", [
+    (READS_ITS_CFG, ["output"], {"output.cfg": "0.4"}, r"solve time ([0-9.]+)", 0.4),
+    (EXAML_LIKE, ["ExaML_info.r5", "ExaML_binaryCheckpoint.r5_0"], {"r5.binary": "x"},
+     r"time: ([0-9.]+)", 0.2)])
+def test_a_sweep_refusing_earlier_outputs_keeps_the_inputs_sharing_their_word(
+        tmp_path, script, earlier, inputs, regex, time):
+    program = tmp_path / "prog.sh"
+    program.write_text(script)
+    program.chmod(0o755)
+    for name in earlier:
+        (tmp_path / name).mkdir()
+    for name, text in inputs.items():
+        (tmp_path / name).write_text(text)
+    out = tmp_path / "e.h5"
+    proc = run_cli(["sweep", "--command", f"{program} r{{size}}", "--label", "p",
+                    "--sizes", "5", "--ranks-per-node", "1", "--min-time", "0", "--no-progress",
+                    "--max-repeats", "2", "--min-repeats", "2",
+                    "--time-regex", regex, "--out", str(out)], timeout=120, cwd=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert f"({', '.join(sorted(earlier))})" in proc.stderr, proc.stderr
+    row = telemetry.read_runs(out).iloc[0]
+    # before: output.cfg left out, ok at 0.05 s (14x too fast); r5.binary left out, failed
+    assert row.status == "ok" and row.runtime_s == pytest.approx(time, rel=0.01), row
