@@ -149,8 +149,9 @@ def measured_run(rec, scheduler: str, program: str | None = None, bundle=None) -
 def earlier_outputs(bundle, workload: str, folder: str | None) -> str:
     """A warning where ``workload``'s sweep, in ``bundle``'s runs, measured in fresh folders
     because its program refused outputs a run left in ``folder`` (None: the submit folder, this
-    one), where the job runs it: the outputs the sweep left there stop the job at once (s48
-    tester Q1: ExaML's job failed in 3 s on its sweep's run ID); "" where none did."""
+    one), where the job runs it: the outputs the sweep left there, if still there, stop the job
+    at once (s48 tester Q1: ExaML's job failed in 3 s on its sweep's run ID); "" where none
+    did."""
     import os
 
     from hpcds1mpi.decide.workload_rows import workload_rows
@@ -162,9 +163,11 @@ def earlier_outputs(bundle, workload: str, folder: str | None) -> str:
     here = os.path.abspath(folder or ".")
     if not any(refused_in(str(error)) == here for error in rows["error"]):
         return ""
-    return (f"warning: the earlier outputs in {here} stop the program at once: its sweep "
-            "found it refuses outputs a run left in its folder (and measured it in fresh "
-            "folders), and left its own there; remove them before the job starts, or name the "
+    # what the sweep met, not what is there now: the user may have removed them since, and
+    # the rows do not name them (s48 review RY5)
+    return (f"warning: its sweep met earlier outputs in {here}, which the program refuses "
+            "(so it was measured in fresh folders), and left its own there: if they are still "
+            "there when the job starts, the program stops at once; remove them, or name the "
             "outputs per run")
 
 
