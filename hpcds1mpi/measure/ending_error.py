@@ -36,8 +36,8 @@ import re
 
 from hpcds1mpi.measure.error_explanation import explanation
 from hpcds1mpi.measure.none_counted import counts_none
-from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, raw_lines, \
-    with_message
+from hpcds1mpi.measure.program_lines import NO_ERROR, SPECIFIC_LINE, kept_lines, \
+    message_under, raw_lines
 
 #: A line stating the program's own error: Elk's "Error(readspecies): ...", "ERROR: ...",
 #: LAMMPS's "ERROR on proc 0: ...", BAGEL's "ERROR ON MPI PROCESS 1: EXCEPTION RAISED: ..." (its
@@ -198,16 +198,16 @@ def search_done(cause: str, after: str) -> bool:
 def _error_line(kept: list[str], i: int, raw: list[str]) -> tuple[str, int] | None:
     """``(said, last)`` where ``kept[i]`` states the program's own error (:data:`ERROR_LINE`,
     :data:`~hpcds1mpi.measure.program_lines.SPECIFIC_LINE`): the line with its message
-    (:func:`~hpcds1mpi.measure.program_lines.with_message`, read in the stream's ``raw``
-    lines: an empty title's message is its indented continuation, s48 tester O1) and the
-    index of its last line;
+    (:func:`~hpcds1mpi.measure.program_lines.message_under`, read in the stream's ``raw``
+    lines: an empty title's message is its indented continuation, s48 tester O1, else its next
+    line, s48 review RY3) and the index of its last line;
     None for any other line, a report of no error, a log record, a check that passed, or an
     error title over a value ("Error:" over "1.2e-05")."""
     ln = kept[i]
     if not ln or not (SPECIFIC_LINE.search(ln) or ERROR_LINE.search(ln)) or \
             NO_ERROR.search(ln) or LOG_RECORD.match(ln) or _PASSED.search(ln):
         return None
-    said, last = with_message(kept, i, raw)
+    said, last = message_under(kept, i, raw)
     return None if _is_value(said) else (said, last)
 
 

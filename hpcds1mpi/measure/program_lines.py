@@ -3,8 +3,9 @@
 A launch's output mixes the program's lines with lines it did not write: a launcher's log lines
 (:data:`LAUNCHER_LINE`), a runtime's trailer (:data:`GENERIC_LINE`), Open MPI's help text and
 rules. :func:`program_lines` blanks those, :func:`with_message` joins a title ending at its
-colon to the paragraph under it, and :data:`SPECIFIC_LINE` / :data:`NO_ERROR` say which lines
-name an error most exactly and which report none. The one reading of a failure's reason
+colon to the paragraph under it (:func:`message_under`: to its message, as a verdict reads it),
+and :data:`SPECIFIC_LINE` / :data:`NO_ERROR` say which lines name an error most exactly and
+which report none. The one reading of a failure's reason
 (:func:`~hpcds1mpi.measure.program_launch.reason_line`) and of an exit 0 that ends in the
 program's error (:func:`~hpcds1mpi.measure.ending_error.ending_error`) share it; before, the
 second took these readers as arguments to avoid an import loop (s31 review M2).
@@ -186,8 +187,30 @@ def with_message(lines: list[str], i: int, raw: list[str] | None = None) -> tupl
 
 
 def _indent(line: str) -> int:
-    """How many whitespace characters ``line`` starts with."""
+    """How many whitespace characters ``line``'s text starts with, after its rank tag where it
+    has one (:data:`~hpcds1mpi.measure.rank_tags.RANK_TAG`, which :func:`kept_lines` strips):
+    "[0]   cannot allocate 3 GB" is indented under "[0] Error:", as srun --label's and Open
+    MPI's --tag-output lines are; read whole, both were 0 deep (s48 review RY3)."""
+    from hpcds1mpi.measure.rank_tags import RANK_TAG
+
+    if tag := RANK_TAG.match(body := line.lstrip()):
+        line = body[len(tag[0].rstrip()):]  # the tag's own separator, not the indentation
     return len(line) - len(line.lstrip())
+
+
+def message_under(lines: list[str], i: int, raw: list[str]) -> tuple[str, int]:
+    """:func:`with_message` as a verdict reads ``lines[i]`` (``raw``: :func:`raw_lines`): a
+    title ending at its colon with no continuation under it takes exactly the next line of its
+    paragraph as its message ("FATAL ERROR:" over "cannot open file x.dat" at column 0, the
+    output's end: exit 0 had been stored ok, s48 review RY3), unless the title was printed
+    with an empty message, a blank after its colon (gretl's ``printf "Error: %s"``, then
+    its time line: ok with a note, s48 tester O1)."""
+    said, last = with_message(lines, i, raw)
+    nxt = lines[i + 1] if last == i and i + 1 < len(lines) else ""
+    if said.endswith(":") and nxt and not MESSAGE_END.match(nxt) and \
+            not raw[i][-1:].isspace() and len(said) <= MESSAGE_CHARS:
+        said, last = f"{said} {nxt}", i + 1
+    return said, last
 
 
 def raw_lines(text: str) -> list[str]:

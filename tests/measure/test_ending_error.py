@@ -379,20 +379,70 @@ def test_an_empty_error_title_mid_run_is_noted_as_a_one_line_error_is(stdout):
     assert classify({**BASE, "stdout": one_line}, 60) == ("ok", "")
 
 
-def test_a_sweep_keeps_the_time_of_a_run_that_printed_an_empty_error_title(tmp_path):
-    """s48 tester O1, as the sweep runs it: ok, its printed time kept, the note given."""
+def _swept(tmp_path, script: str, *options: str):
+    """``(proc, runs)`` of a one-launch sweep of the shell ``script`` into a new file."""
     from hpcds1mpi.records import telemetry
     from tests.helpers import run_cli
 
-    app = tmp_path / "wB.sh"
-    app.write_text("#!/bin/sh\nprintf 'Error: \\n'\nsleep 0.3\necho 'work done'\n"
-                   "echo 'elapsed (max over 1 ranks): 0.2500 seconds'\n")
+    app = tmp_path / "prog.sh"
+    app.write_text(f"#!/bin/sh\n{script}")
     app.chmod(0o755)
-    proc = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "gw", "--sizes", "100",
-                    "--time-regex", r"elapsed \(max over \d+ ranks\): ([0-9.]+) seconds",
-                    "--min-time", "0", "--min-repeats", "1", "--max-repeats", "1",
-                    "--no-progress", "--out", str(tmp_path / "gw.h5")], timeout=120)
+    proc = run_cli(["sweep", "--command", f"{app} {{size}}", "--label", "p", "--sizes", "100",
+                    *options, "--min-time", "0", "--min-repeats", "1", "--max-repeats", "1",
+                    "--no-progress", "--out", str(tmp_path / "p.h5")], timeout=120)
+    return proc, telemetry.read_runs(tmp_path / "p.h5")
+
+
+def test_a_sweep_keeps_the_time_of_a_run_that_printed_an_empty_error_title(tmp_path):
+    """s48 tester O1, as the sweep runs it: ok, its printed time kept, the note given."""
+    proc, runs = _swept(tmp_path, "printf 'Error: \\n'\nsleep 0.3\necho 'work done'\n"
+                        "echo 'elapsed (max over 1 ranks): 0.2500 seconds'\n", "--time-regex",
+                        r"elapsed \(max over \d+ ranks\): ([0-9.]+) seconds")
     assert proc.returncode == 0, proc.stderr
     assert "ok, but the program said \"Error:\"; its time is kept" in proc.stderr, proc.stderr
-    runs = telemetry.read_runs(tmp_path / "gw.h5")
     assert list(runs["status"]) == ["ok"] and list(runs["runtime_s"]) == [0.25]
+
+
+@pytest.mark.parametrize("stdout, said", [
+    ("reading input\nelapsed 0.01 s\nFATAL ERROR:\ncannot open file x.dat\n",
+     "FATAL ERROR: cannot open file x.dat"),
+    ("ERROR:\nthe input deck has no cell\n", "ERROR: the input deck has no cell"),
+    ("mytool: error:\nno such option\n", "mytool: error: no such option"),
+    # rank-prefixed lines, the message indented under the tag: "[0] ", srun --label, --tag-output
+    ("[0] Error:\n[0]   cannot allocate 3 GB\n", "Error: cannot allocate 3 GB"),
+    ("[0] Error: \n[0]   cannot allocate 3 GB\n", "Error: cannot allocate 3 GB"),
+    ("0: Error:\n0:   cannot allocate 3 GB\n", "Error: cannot allocate 3 GB"),
+    ("[1,0]<stderr>:Error:\n[1,0]<stderr>:  cannot allocate 3 GB\n",
+     "Error: cannot allocate 3 GB"),
+])
+def test_an_error_title_over_its_message_ending_the_output_is_failed(stdout, said):
+    """Was (s48 review RY3): O1's fix took only a message indented deeper than its title in the
+    raw line, so a title over its message at column 0, or over one indented after a rank tag,
+    had none, ended nothing, and the exit-0 run was stored ok (before it: failed)."""
+    assert ending_error(stdout, "") == said
+    assert classify({**BASE, "stdout": stdout}, 60) == \
+        ("failed", f"exit 0, but the program ended with: {said}")
+
+
+@pytest.mark.parametrize("stdout", [
+    "Error: \nwork done\nelapsed (max over 2 ranks): 0.2500 seconds\n",
+    # hansl's catch + printf "Error: %s\n", errmsg($error) at 1 rank, errmsg empty
+    "Error: \nelapsed (max over 1 ranks): 0.0076 seconds\n",
+])
+def test_a_title_printed_with_an_empty_message_takes_no_line_under_it(stdout):
+    """s48 tester O1 beside review RY3: gretl's "Error: " (a blank after its colon) printed an
+    empty message; the line under it is the program's output, its time line too: ok, noted."""
+    from hpcds1mpi.measure.convergence import convergence_warning
+
+    assert ending_error(stdout, "") == ""
+    assert classify({**BASE, "stdout": stdout}, 60) == ("ok", "")
+    assert convergence_warning(stdout, "") == ("Error:", "Error:")
+
+
+def test_a_sweep_fails_a_run_ending_in_an_error_title_over_its_message(tmp_path):
+    """s48 review RY3, as the sweep runs it: failed, not a measured ok row."""
+    proc, runs = _swept(tmp_path, "echo 'reading input'\necho 'elapsed 0.01 s'\n"
+                        "echo 'FATAL ERROR:'\necho 'cannot open file x.dat'\n")
+    assert "exit 0, but the program ended with: FATAL ERROR: cannot open file x.dat" in \
+        proc.stderr, proc.stderr
+    assert list(runs["status"]) == ["failed"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcds1mpi.measure.program_lines import kept_lines, raw_lines, with_message
+from hpcds1mpi.measure.program_lines import kept_lines, message_under, raw_lines, with_message
 
 #: Real program outputs (tests/data/program_outputs/README.md says how each was captured).
 OUTPUTS = Path(__file__).parent.parent / "data" / "program_outputs"
@@ -110,3 +110,32 @@ def test_without_the_raw_lines_a_title_takes_its_paragraph_as_before():
     """A failed launch's reason (its verdict made) still quotes the paragraph under a title."""
     kept = kept_lines("Error:\nwork done\n")
     assert with_message(kept, 0) == ("Error: work done", 1)
+
+
+@pytest.mark.parametrize("text", [
+    "[0] Error:\n[0]   cannot allocate 3 GB\n",
+    "[0] Error: \n[0]   cannot allocate 3 GB\n",
+    "0: Error:\n0:   cannot allocate 3 GB\n",
+    "[1,0]<stderr>:Error:\n[1,0]<stderr>:  cannot allocate 3 GB\n",
+])
+def test_a_rank_tagged_titles_continuation_is_indented_after_the_tag(text):
+    """Was (s48 review RY3): the raw line's rank tag read as the line's text, every tagged line
+    0 deep, so the message indented under "[0] Error:" was not its continuation."""
+    kept = kept_lines(text)
+    assert with_message(kept, 0, raw_lines(text)) == ("Error: cannot allocate 3 GB", 1)
+    assert with_message(kept_lines("[0] Error:\n[0] work done\n"), 0,
+                        raw_lines("[0] Error:\n[0] work done\n")) == ("Error:", 0)
+
+
+@pytest.mark.parametrize("text, said, last", [
+    # s48 review RY3: a title with no continuation takes exactly its next line as a verdict reads
+    ("FATAL ERROR:\ncannot open file x.dat\n", "FATAL ERROR: cannot open file x.dat", 1),
+    ("ERROR:\nline one\nline two\n", "ERROR: line one", 1),
+    ("Error:\n\tcannot open in.dat\nelapsed 0.25 s\n", "Error: cannot open in.dat", 1),
+    # s48 tester O1: printed with an empty message (a blank after its colon): none
+    ("Error: \nwork done\nelapsed (max over 2 ranks): 0.2500 seconds\n", "Error:", 0),
+    ("Error:\n\nlater output\n", "Error:", 0),
+    ("FOAM FATAL ERROR:\nFrom function f(x)\n", "FOAM FATAL ERROR:", 0),
+])
+def test_a_verdict_reads_an_empty_titles_message_as_its_next_line(text, said, last):
+    assert message_under(kept_lines(text), 0, raw_lines(text)) == (said, last)
