@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .csv_tables import drop_rows, empty, numbers, read_csv_table, times
+from .eagle_tasks import TASK_IDS, task_ids
 from .schema import FileReport
 from .slurm_fields import NOT_FINISHED, SLURM_STATUS
 
@@ -22,29 +23,6 @@ if TYPE_CHECKING:
 EAGLE_COLUMNS = ("job_id", "user", "account", "partition", "qos", "wallclock_req", "nodes_req",
                  "processors_req", "gpus_req", "mem_req", "submit_time", "start_time",
                  "end_time", "run_time", "state", "name")
-
-
-#: The note on array tasks' ids.
-TASK_IDS = ("rows sharing a job_id (array tasks): ids made unique from each task's own start "
-            "and run time, as ID_YYYYMMDDTHHMMSS+RUNs (a task in two files is one job)")
-#: The note on tasks alike to the second, which no id can tell apart.
-TASKS_ALIKE = ("array tasks alike to the second (start and run time) numbered #2, #3 ... in "
-               "file order: tasks that ran alike, or one row twice (give overlapping exports "
-               "as separate files: a task in both is kept once)")
-
-
-def _task_ids(tasks: "pd.DataFrame", report: FileReport) -> "pd.Series":
-    """Array tasks' ids from their own content, not their place in the file: two exports
-    that overlap number the same task alike, so the merge keeps it once (s48 tester P16:
-    numbered in file order, 102 of 1000 tasks were paired with others and lost)."""
-    start = tasks["start_time"].dt.strftime("%Y%m%dT%H%M%S").fillna("nostart")
-    run = tasks["runtime_s"].map(lambda s: f"{s:.0f}s" if float(s).is_integer() else f"{s}s",
-                                 na_action="ignore").fillna("norun")
-    ids = tasks["job_id"] + "_" + start + "+" + run
-    again = ids.groupby(ids).cumcount()
-    if again.gt(0).any():
-        report.notes[TASKS_ALIKE] += int(again.gt(0).sum())
-    return ids.where(again.eq(0), ids + "#" + (again + 1).astype(str))
 
 
 def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
@@ -78,7 +56,8 @@ def read_eagle(path: str | Path) -> tuple["pd.DataFrame", FileReport]:
     shared = out["job_id"].duplicated(keep=False)
     if shared.any():
         # A job array's tasks share its id here (532939: 452 rows): one job each, made unique.
-        out.loc[shared, "job_id"] = _task_ids(out[shared], report)
+        out.loc[shared, "job_id"] = task_ids(out[shared], out.loc[shared, "job_id"],
+                                             report.notes)
         report.notes[TASK_IDS] += int(shared.sum())
 
     out["mem_req_gb"] = out.pop("mem_req_mb").where(lambda mb: mb > 0) / 1000

@@ -14,6 +14,7 @@ from hpcds1mpi.errors import IngestError
 from hpcds1mpi.records.table_files import read_file
 
 from .cut_at_end import CUT_AT_END, file_ends_inside_line
+from .eagle_tasks import renamed_old_tasks
 from .schema import JOB_COLUMNS, TABLE_MARK, FileReport
 from .wrong_exports import REPEATED_HEADER, header_again
 
@@ -44,6 +45,8 @@ def read_job_table_file(path: str | Path, kind_of=None) -> tuple["pd.DataFrame",
         why = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
         raise IngestError(f"{path}: cannot read it as a job table ({why})") from None
     _refuse_other_table(path, table.columns, kind_of)
+    # A table written before session 48 named Eagle tasks ID_N: named as its CSV's now (RY1).
+    table = renamed_old_tasks(table, report.notes)
     if path.suffix == ".parquet":
         report.records = len(table)
     report.jobs = len(table)
