@@ -4,7 +4,8 @@ The Eagle CSV gives a job array's tasks their array's id (532939: 452 rows). Eac
 named from its own start and run time, ``ID_YYYYMMDDTHHMMSS+RUNs`` (:func:`task_ids`), so
 that two overlapping exports name a task alike (s48 tester P16). The same name is given to
 a task an older job table named ``ID_N`` in file order (:func:`renamed_old_tasks`, s48
-review RY1: the table and its CSV read again had each task twice).
+review RY1: the table and its CSV read again had each task twice), and to an export's lone
+task that keeps the bare id in its own file (:func:`lone_tasks`, s48 review RY4).
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ OLD_TASK_IDS = ("Eagle array tasks named ID_0, ID_1 ... in file order (a table w
                 "session 48) renamed ID_YYYYMMDDTHHMMSS+RUNs from their own start and run "
                 "time, as the Eagle reader names them now: a task read again from its CSV is "
                 "one job")
+#: The note on lone tasks named as their array's other tasks.
+LONE_TASKS = ("Eagle rows under an array's bare id (an export holding one of its tasks) named "
+              "ID_YYYYMMDDTHHMMSS+RUNs as its tasks in the other inputs: a task in two files "
+              "is one job")
+#: An id as :func:`task_ids` writes it: the array's id, then the task's start and run time.
+TASK_FORM = r"^([^_]+)_(?:\d{8}T\d{6}|nostart)\+"
 #: An id as the Eagle reader wrote a task before session 48: the array's id, then a number.
 OLD_FORM = r"^(\d+)_\d+$"
 
@@ -73,4 +80,37 @@ def renamed_old_tasks(table: "pd.DataFrame", notes: Counter) -> "pd.DataFrame":
     table = table.copy()
     table.loc[new.index, "job_id"] = new
     notes[OLD_TASK_IDS] += int(old.sum())
+    return table
+
+
+def lone_tasks(table: "pd.DataFrame", notes: Counter) -> "pd.DataFrame":
+    """``table`` (several files' jobs, each row's file in ``_file``) with each Eagle row under
+    a bare id named by :func:`task_ids` where that id is an array's across the inputs: another
+    file names tasks of it, or its bare rows ran at other start or run times (two tasks,
+    each the one of its array in its export). The reader cannot tell a lone task from a job
+    in its own file; a job in two exports, alike, keeps its id."""
+    if not {"source_kind", "start_time", "runtime_s"} <= set(table.columns):
+        return table
+    eagle = table["source_kind"].astype("string").eq("eagle").fillna(False).astype(bool)
+    if not eagle.any():
+        return table
+    ids = table.loc[eagle, "job_id"].astype("string")
+    named = ids.str.extract(TASK_FORM, expand=False)
+    bare = named.isna() & ids.notna()
+    arrays = set(named.dropna())
+    # Only rows that know both times are told apart by them (a copy missing one is alike).
+    known = table.loc[bare[bare].index, ["start_time", "runtime_s"]].dropna().index
+    runs = (table.loc[known, "start_time"].astype(str) + " "
+            + table.loc[known, "runtime_s"].astype(str))
+    arrays |= set(runs.groupby(ids[known]).nunique().loc[lambda n: n > 1].index)
+    lone = bare & ids.isin(arrays)
+    if not lone.any():
+        return table
+    rows = table.loc[lone[lone].index]
+    new = [task_ids(part, ids[part.index], notes)
+           for _, part in rows.groupby("_file", sort=False)]
+    table = table.copy()
+    for part in new:
+        table.loc[part.index, "job_id"] = part
+    notes[LONE_TASKS] += int(lone.sum())
     return table

@@ -42,8 +42,10 @@ def keep_once(table, paths: list, notes: Counter, forgeable=frozenset()):
     import pandas as pd
 
     from .cluster_ids import match_keys, qualify_shared
+    from .eagle_tasks import lone_tasks
     from .file_zones import shift_times, zone_offsets
 
+    table = lone_tasks(table, notes)  # an export's one task of an array: named as its tasks
     priority = {"sacct-p": 0, "sacct-csv": 0, "sacct-json": 1}  # every other kind: 2
     unended = table["_unended"].fillna(False) if "_unended" in table else False
     table = table.assign(_prio=table["source_kind"].map(priority).fillna(2),

@@ -1,14 +1,15 @@
-"""Eagle array tasks keep one id across inputs: an older table's ``ID_N``."""
+"""Eagle array tasks keep one id across inputs: an older table's ``ID_N`` and a lone task."""
 
 from __future__ import annotations
 
+import csv
 from collections import Counter
 
 import pandas as pd
 import pytest
 
 from hpcds1mpi.records.ingest import ingest, read_job_log, write_job_table
-from hpcds1mpi.records.ingest.eagle_tasks import OLD_TASK_IDS, renamed_old_tasks
+from hpcds1mpi.records.ingest.eagle_tasks import LONE_TASKS, OLD_TASK_IDS, renamed_old_tasks
 from tests.records.ingest.joblogs import EAGLE, needs_joblogs
 
 
@@ -56,3 +57,51 @@ def test_only_eagle_rows_of_the_old_form_are_renamed():
                                    "9_20190103T102810+5s", "77"]
     assert notes[OLD_TASK_IDS] == 1
 
+
+def _rows():
+    with open(EAGLE, newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def _write(path, rows):
+    with open(path, "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    return path
+
+
+@needs_joblogs
+@pytest.mark.parametrize("lone_first", [True, False])
+def test_an_export_holding_one_task_of_an_array_counts_it_once(tmp_path, lone_first):
+    """s48 review RY4: 100 jobs and one task of 532939, with the whole sample: 1001 jobs."""
+    header, *body = _rows()
+    plain = [r for r in body if r[0] != "532939"][:100]
+    task = next(r for r in body if r[0] == "532939")
+    one = _write(tmp_path / "one.csv", [header, *plain, task])
+    table, _, notes = ingest([one, EAGLE] if lone_first else [EAGLE, one])
+    assert len(table) == 1000 and table["job_id"].is_unique
+    assert notes[LONE_TASKS] == 1
+    assert not table["job_id"].eq("532939").any()
+
+
+@needs_joblogs
+def test_two_exports_each_holding_another_task_of_one_array_keep_both(tmp_path):
+    header, *body = _rows()
+    tasks = [r for r in body if r[0] == "532939"]
+    at = [header.index(c) for c in ("start_time", "run_time")]
+    second = next(r for r in tasks if [r[i] for i in at] != [tasks[0][i] for i in at])
+    a = _write(tmp_path / "a.csv", [header, tasks[0]])
+    b = _write(tmp_path / "b.csv", [header, second])
+    table, _, notes = ingest([a, b])
+    assert len(table) == 2 and table["job_id"].str.startswith("532939_2019").all()
+    assert notes[LONE_TASKS] == 2
+
+
+@needs_joblogs
+def test_a_job_in_two_overlapping_exports_keeps_its_bare_id(tmp_path):
+    header, *body = _rows()
+    plain = [r for r in body if r[0] != "532939"]
+    a = _write(tmp_path / "a.csv", [header, *plain[:5]])
+    b = _write(tmp_path / "b.csv", [header, *plain[3:8]])
+    table, _, notes = ingest([a, b])
+    assert len(table) == 8 and not table["job_id"].str.contains("_", regex=False).any()
+    assert LONE_TASKS not in notes
