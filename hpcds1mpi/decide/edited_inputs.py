@@ -29,7 +29,7 @@ def edited_files(bundle, workload: str, args: list[str], folder: str | None
     run; [] where none is (or the bundle keeps no stamps, or ``folder`` is not known)."""
     from hpcds1mpi.measure.argument_files import file_arguments
     # the sweep's own stamp and comparison: one rule for a resume and for a question
-    from hpcds1mpi.measure.input_stamps import _edited, _stamp
+    from hpcds1mpi.measure.input_stamps import file_stamp_now, stamp_edited
     from hpcds1mpi.surrogates.measured_inputs import recorded_inputs
 
     recorded = recorded_inputs(bundle, workload) if folder else None
@@ -43,8 +43,8 @@ def edited_files(bundle, workload: str, args: list[str], folder: str | None
         if not before or path in seen:
             continue
         seen.add(path)
-        now = _stamp(path)  # None: gone, which the job's own input check says
-        if now is not None and now[1] > until and all(_edited(b, now) for b in before):
+        now = file_stamp_now(path)  # None: gone, which the job's own input check says
+        if now is not None and now[1] > until and all(stamp_edited(b, now) for b in before):
             found.append((arg, before[-1], now))
     return found
 

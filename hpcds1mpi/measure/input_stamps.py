@@ -46,12 +46,12 @@ def input_stamps(plan, workdir: str | None) -> dict:
         folder = workdir_of(workdir, spec) or ""
         for arg in file_arguments(format_command(dict(spec.extra)["command"], spec)[1:]):
             path = os.path.normpath(os.path.join(folder, arg))
-            if path not in stamps and (stamp := _stamp(path)) is not None:
+            if path not in stamps and (stamp := file_stamp_now(path)) is not None:
                 stamps[path] = stamp
     return stamps
 
 
-def _stamp(path: str) -> list | None:
+def file_stamp_now(path: str) -> list | None:
     """``[bytes, mtime, sha256 or ""]`` of the regular file ``path``; None where it is none."""
     try:
         info = os.stat(path)
@@ -95,7 +95,7 @@ def check_inputs(out: str, stamps: dict, accept: bool | None = False, by: str = 
         return ""
     last = max(times)
     edited = [path for path, now in stamps.items()
-              if _edited(before.get(path), now) and now[1] > last]
+              if stamp_edited(before.get(path), now) and now[1] > last]
     if not edited:
         return ""
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(stamps[edited[0]][1]))
@@ -113,7 +113,7 @@ def check_inputs(out: str, stamps: dict, accept: bool | None = False, by: str = 
         f"under the same workload: give a new --out for the edited input (or restore it){flag}")
 
 
-def _edited(before, now: list) -> bool:
+def stamp_edited(before, now: list) -> bool:
     """Whether the stamp ``now`` is of another content than ``before`` (as stamped; anything
     else is no stamp): another size, or hash, or where unhashed another modification time."""
     if not (isinstance(before, list) and len(before) == 3):

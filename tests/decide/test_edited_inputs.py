@@ -13,7 +13,7 @@ import pytest
 from hpcds1mpi.decide.advise import advise
 from hpcds1mpi.decide.recommend import recommend
 from hpcds1mpi.decide.recommendation import emit_script, format_table
-from hpcds1mpi.measure.input_stamps import _stamp
+from hpcds1mpi.measure.input_stamps import file_stamp_now
 from hpcds1mpi.surrogates.measured_inputs import KEY
 from tests.helpers import run_cli
 
@@ -51,7 +51,7 @@ def swept(tmp_path):
     bundle._measured_levels = {"myjac": MeasuredLevels(
         "myjac", True, precisions=("fp64",), devices=("cpu",), threads=(1, 2),
         ranks_per_node=(1, 2, 4), nodes=(1, 2), command=MEASURED, swept_in=str(tmp_path))}
-    bundle.manifest = {KEY: {"myjac": {"files": {str(deck): [_stamp(str(deck))]},
+    bundle.manifest = {KEY: {"myjac": {"files": {str(deck): [file_stamp_now(str(deck))]},
                                        "until": 1_000_100.0}}}
     return bundle, deck
 

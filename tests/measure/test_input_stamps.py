@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from hpcds1mpi.measure.input_stamps import INPUTS, _edited
+from hpcds1mpi.measure.input_stamps import INPUTS, stamp_edited
 from hpcds1mpi.records import telemetry
 from tests.helpers import error_lines, run_cli
 
@@ -70,11 +70,11 @@ def test_an_input_edited_after_the_runs_refuses_the_resume_and_nothing_is_lost(t
 
 
 def test_an_edit_is_another_size_hash_or_where_unhashed_time():
-    assert _edited([10, 1.0, "a"], [11, 1.0, "a"])
-    assert _edited([10, 1.0, "a"], [10, 1.0, "b"])
-    assert not _edited([10, 1.0, "a"], [10, 2.0, "a"])  # touched
-    assert _edited([10, 1.0, ""], [10, 2.0, ""])  # too large to hash: its time
-    assert not _edited(None, [10, 2.0, "a"])  # not stamped then (not there, older file)
+    assert stamp_edited([10, 1.0, "a"], [11, 1.0, "a"])
+    assert stamp_edited([10, 1.0, "a"], [10, 1.0, "b"])
+    assert not stamp_edited([10, 1.0, "a"], [10, 2.0, "a"])  # touched
+    assert stamp_edited([10, 1.0, ""], [10, 2.0, ""])  # too large to hash: its time
+    assert not stamp_edited(None, [10, 2.0, "a"])  # not stamped then (not there, older file)
 
 
 def test_a_refusal_for_a_command_without_the_flag_does_not_name_it(tmp_path):
