@@ -354,8 +354,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
             ok, mu, sigma = model_view()
             ok = nodes.candidates(ok)
             if not ok.any():
-                stop = "every configuration the model considers feasible was measured" + (
-                    ruled_out_said(space, predictions, feasible, tried))
+                stop = "every configuration the model considers feasible was measured"
                 break
             if best is None:
                 # Nothing has worked yet: the predicted best untried configuration (on a
@@ -397,9 +396,7 @@ def tune(space: Space, start: Configuration, evaluate: Callable[[Configuration],
         stop += f"; tried first what the model never measured: {'; '.join(guessed)}"
     runnable = np.ones(len(space.configs), bool) if guide is None else feasible
     stop += nodes.untried_said(runnable, tried)
-    if guide is not None and "model rules them out" not in stop:
-        # a budget or a small expected gain ended it: what the model ruled out is its verdict,
-        # never a run's, on every stop (s48: a budget stop left them unsaid)
+    if guide is not None:  # on every stop, not the exhaustive one alone (s48)
         stop += ruled_out_said(space, predictions, feasible, tried)
     if guide is not None and predictions.unmeasured is not None:
         beats = None if best is None else could_beat(best.value, *model_view()[1:])
