@@ -66,9 +66,12 @@ def renamed_old_tasks(table: "pd.DataFrame", notes: Counter) -> "pd.DataFrame":
 
     if not {"job_id", "source_kind", "start_time", "runtime_s"} <= set(table.columns):
         return table
+    eagle = table["source_kind"].astype("string").eq("eagle").fillna(False).astype(bool)
+    if not eagle.any():  # the id pattern on Eagle rows alone: a table of any size is read so
+        return table
     ids = table["job_id"].astype("string")
-    old = (table["source_kind"].astype("string").eq("eagle")
-           & ids.str.fullmatch(OLD_FORM)).fillna(False).astype(bool)
+    old = eagle.copy()
+    old[eagle] = ids[eagle].str.fullmatch(OLD_FORM).fillna(False).astype(bool)
     if not old.any():
         return table
     rows = table[old].assign(start_time=pd.to_datetime(table.loc[old, "start_time"]),
