@@ -344,6 +344,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         counts: dict[str, int] = {}
         sweep_start = time.perf_counter()
         measured, setup_failed = 0.0, 0
+        own = own_folders(workdir, plan.runs)  # the plan's, once: not each launch's to work out
         for done, spec in enumerate(todo):
             row = base_row(spec, machine_id, partition, sweep_id)
             program = dict(spec.extra)["command"]
@@ -378,8 +379,7 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
                                                 plan.timeout)
                 m = failed or _measure(launched, env, workdir_of(workdir, spec), plan, readings,
                                        spec, format_command(program, spec)[0], accounting,
-                                       check=lambda: _check_out(writer),
-                                       own_folder=own_folders(workdir, plan.runs))
+                                       check=lambda: _check_out(writer), own_folder=own)
                 _check_out(writer)  # its --setup, or a launch's check
             except _OutWritten as exc:
                 stop_overwritten(writer, row, spec, out, str(exc))
