@@ -102,26 +102,29 @@ def refuse_inside_model(out: str | os.PathLike | None, model_dir: str | os.PathL
 BUNDLE_KEYS = frozenset({"format_version", "targets", "feature_spec"})
 
 
+def has_bundle_manifest(folder: str | os.PathLike) -> bool:
+    """Whether ``folder``'s ``manifest.json`` is a bundle's (:data:`BUNDLE_KEYS`): the one
+    test of ``bundle_around`` and mobo's own ``--out`` check."""
+    import json
+
+    manifest = Path(folder) / "manifest.json"
+    if not manifest.is_file():  # a FIFO of that name would make the read wait
+        return False
+    try:
+        keys = json.loads(manifest.read_bytes())
+    except (OSError, ValueError, RecursionError):  # unreadable, or no JSON: no bundle of ours
+        return False
+    return isinstance(keys, dict) and BUNDLE_KEYS <= keys.keys()
+
+
 def bundle_around(path: str | os.PathLike, what: str = "output") -> Path | None:
     """The model bundle folder (one whose ``manifest.json`` is a bundle's) that output ``path``
     would be written inside, its links followed; None where there is none."""
-    import json
-
     try:
         written = Path(os.path.realpath(written_path(path, what)))
     except OSError:  # a name too long: the command's own check says so, once under MPI (s48)
         return None
-    for folder in written.parents:
-        manifest = folder / "manifest.json"
-        if not manifest.is_file():  # a FIFO of that name would make the read wait
-            continue
-        try:
-            manifest = json.loads(manifest.read_bytes())
-        except (OSError, ValueError):  # none, unreadable, or no JSON: no bundle of ours
-            continue
-        if isinstance(manifest, dict) and BUNDLE_KEYS <= manifest.keys():
-            return folder
-    return None
+    return next((folder for folder in written.parents if has_bundle_manifest(folder)), None)
 
 
 def refuse_inside_bundle(out: str | os.PathLike | None, option: str = "--out",
@@ -162,5 +165,5 @@ def refuse_unswappable(path: str | os.PathLike, what: str = "bundle",
                           f"({given / what})")
 
 
-__all__ = ["bundle_around", "refuse_inputs", "refuse_inside_bundle", "refuse_inside_model",
-           "refuse_unswappable", "written_path"]
+__all__ = ["bundle_around", "has_bundle_manifest", "refuse_inputs", "refuse_inside_bundle",
+           "refuse_inside_model", "refuse_unswappable", "written_path"]

@@ -138,3 +138,13 @@ def test_an_output_inside_any_bundle_is_refused_another_tools_manifest_is_not(tm
     for out in (tmp_path / "t.h5", other / "t.h5", tmp_path / "bm2" / "t.h5", None):
         refuse_inside_bundle(out)
     assert bundle_around(tmp_path / "bm.csv") is None
+
+
+def test_a_manifest_nested_too_deep_for_json_is_no_bundle(tmp_path):
+    """s48 read-back: bundle_around read a parent's manifest.json without catching
+    RecursionError (mobo's copy of the test did), so a deeply nested one ended in a traceback."""
+    from hpcds1mpi.output_paths import bundle_around, has_bundle_manifest
+
+    (tmp_path / "manifest.json").write_bytes(b"[" * 200_000)
+    assert not has_bundle_manifest(tmp_path)
+    assert bundle_around(tmp_path / "out.h5") is None

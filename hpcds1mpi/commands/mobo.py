@@ -414,16 +414,12 @@ def _check_own_outputs(out_dir: str) -> None:
 
     from hpcds1mpi.commands.quickstart import MARK
     from hpcds1mpi.errors import OutputError
-    from hpcds1mpi.output_paths import BUNDLE_KEYS
-    from hpcds1mpi.surrogates.bundle_files import MANIFEST
+    from hpcds1mpi.output_paths import has_bundle_manifest
 
     out = Path(out_dir)
-    try:  # is_bundle's manifest test, not its "no other file" one (mobo's may be there)
-        keys = json.loads((out / MANIFEST).read_text(encoding="utf-8")).keys()
-        bundle = BUNDLE_KEYS <= keys
-    except (OSError, ValueError, AttributeError, RecursionError):
-        bundle = False
-    owner = "a model bundle" if bundle else "a quickstart folder" if (out / MARK).exists() else None
+    # is_bundle's manifest test, not its "no other file" one (mobo's may be there)
+    owner = ("a model bundle" if has_bundle_manifest(out) else
+             "a quickstart folder" if (out / MARK).exists() else None)
     if owner:
         raise OutputError(f"--out {out} is {owner}, which must hold only its own files; "
                           "choose another --out for the mobo outputs (a new folder)")
