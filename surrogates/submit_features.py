@@ -19,7 +19,12 @@ One row per job of a job table (:data:`hpcds1mpi.records.ingest.JOB_COLUMNS`, an
   20 (log seconds), their run time / limit ratios (and the run time that ratio gives at this
   job's request), how often they hit their limit, how often they failed, and seconds since
   the last one ended; for the user also how many of their jobs were still queued or running
-  at that moment.
+  at that moment;
+- *in flight* (``in_flight=True``): per group, the jobs **running** at the submit time -- how
+  many, and how long the earliest and the latest of them had run by then (``{group}_running``,
+  ``_run_longest``, ``_run_newest``; log seconds): what a scheduler knows of them, their
+  starts, never their run times. A history of *finished* jobs (``recommend --history``) does
+  not hold the jobs running now, so it leaves these out rather than read "none running".
 
 Nothing uses a job that had not finished: times are compared in whole seconds, the end rounded
 up and the submission down, so a tie counts as finished only when the record says so. Every
@@ -31,6 +36,8 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+
+from .running_jobs import running_at
 
 #: Identity columns (strings; missing -> "").
 CATEGORICAL = ("user", "account", "workload", "partition")
@@ -293,8 +300,8 @@ def feature_groups(table: pd.DataFrame) -> tuple[str, ...]:
     return tuple(g for g, cols in GROUPS.items() if _has_values(tab, cols))
 
 
-def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
-                    ) -> pd.DataFrame:
+def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None,
+                    in_flight: bool = True) -> pd.DataFrame:
     """The submission-time features of every job of a job table (same index, same order).
 
     Args:
@@ -307,12 +314,16 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
 
         groups: the history groups to compute (:func:`feature_groups`; default: the table's
             own): given, a part of a table gets the whole table's columns.
+        in_flight: also the jobs of each group running at the submit time (their count and
+            how long they had run; :mod:`.running_jobs`), for a table that holds the jobs
+            running then (a whole log, not a history of finished jobs asked about "now").
 
     Returns:
         DataFrame, one row per job: the :data:`CATEGORICAL` columns as strings, then numeric
         features (NaN where unknown). Row ``i`` depends only on row ``i``'s request and on its
         user's jobs with ``end_time <= submit_time[i]``, plus the count and the gap of the
-        user's jobs submitted before it (with ``groups`` given, the user's rows alone give
+        user's jobs submitted before it and, ``in_flight``, the starts of those running at
+        ``submit_time[i]`` (with ``groups`` given, the user's rows alone give
         their features: ``recommend --history`` computes only the new job's row).
     """
     groups = feature_groups(table) if groups is None else tuple(groups)
@@ -349,6 +360,11 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
         raw.str.startswith("0 failed").to_numpy(dtype=bool)
     known = np.isfinite(run) & (run >= 0)
     end = np.where(known, end, np.iinfo(np.int64).max)
+    # Started by a moment only when the whole second of its start was (rounded up); a job
+    # without a start never counts as running.
+    started = (_seconds(pd.to_datetime(table["start_time"], errors="coerce"), up=True)
+               if "start_time" in table else np.full(n, np.iinfo(np.int64).max))
+    started = np.where(started == np.iinfo(np.int64).max, np.iinfo(np.int64).min, started)
     tab = table.assign(time_limit_s=limit, req_procs=procs)
     log_run = np.log(np.maximum(run, 1.0))
     ratio = np.log(np.maximum(run, 1.0) / limit)
@@ -388,6 +404,11 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None
         with np.errstate(invalid="ignore", divide="ignore"):
             feats[p + "hit_rate"] = np.where(cnt > 0, allf.total("hit", s2, e2) / cnt, np.nan)
             feats[p + "fail_rate"] = np.where(cnt > 0, allf.total("failed", s2, e2) / cnt, np.nan)
+        if in_flight:
+            count, longest, newest = running_at(codes, started, end, submit)
+            feats[p + "running"] = count
+            feats[p + "run_longest"] = np.log1p(longest)
+            feats[p + "run_newest"] = np.log1p(newest)
         last_end = allf.last("end", s2, e2, 1)[:, 0]
         feats[p + "since_last"] = np.log1p(np.maximum(submit - last_end, 0.0))
         if gname == "user":

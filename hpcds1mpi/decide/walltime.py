@@ -150,7 +150,9 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
                           "partition": partition, "req_nodes": nodes, "nodes": nodes,
                           "req_procs": procs, "time_limit_s": time_limit_s,
                           "mem_req_gb": mem_req_gb, "submit_time": submit_time})
-    # The history's features only for a fit (the new job cannot change a finished job's), the
+    # Without the jobs in flight: a history of finished jobs does not hold those running when
+    # this job is submitted, and "none running" would be a guess (runtime_eval --no-in-flight
+    # measures this model). The history's features only for a fit (the new job cannot change a finished job's), the
     # new job's from its user's rows alone (s36: ~6 s of Curie's 8.6 s went to the whole table)
     either = set(feature_groups(hist)) | set(feature_groups(job))
     groups = tuple(g for g in GROUPS if g in either)
@@ -170,7 +172,7 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
     from hpcds1mpi.decide.walltime_cache import cached_fit
 
     def fit():
-        feats = submit_features(hist, groups).iloc[rows]
+        feats = submit_features(hist, groups, in_flight=False).iloc[rows]
         return RuntimePredictor(**args).fit(feats, run[rows])
 
     def fitted(model) -> bool:  # a cache file can unpickle to anything
@@ -184,7 +186,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
         proposal.coverage, proposal.n_checked, proposal.chosen_to = (
             float(check[0]), int(check[1]), float(check[2]))
     own = (hist["user"].astype("string").fillna("") == str(user)).to_numpy()
-    last = submit_features(pd.concat([hist[own], job], ignore_index=True), groups).iloc[[-1]]
+    last = submit_features(pd.concat([hist[own], job], ignore_index=True), groups,
+                           in_flight=False).iloc[[-1]]
     wall, tight = model.walltime_tight(last)
     proposal.time_s = float(wall[0])
     proposal.tight = bool(tight[0]) or not time_limit_s

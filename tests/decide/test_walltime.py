@@ -196,10 +196,31 @@ def test_the_new_jobs_features_are_what_the_whole_table_gives(history, monkeypat
     job = _job_row(unnamed, {"user": user, "partition": proposal.partition_guess,
                              "time_limit_s": 7200.0, "submit_time": pd.to_datetime(
                                  unnamed["end_time"]).max() + pd.Timedelta(seconds=1)})
-    whole = submit_features(pd.concat([unnamed, job], ignore_index=True)).iloc[[-1]]
+    whole = submit_features(pd.concat([unnamed, job], ignore_index=True),
+                            in_flight=False).iloc[[-1]]
     assert "name_n" in whole
     pd.testing.assert_frame_equal(seen[0].reset_index(drop=True), whole.reset_index(drop=True),
                                   check_dtype=False)
+
+
+def test_a_proposal_learns_and_answers_without_the_jobs_in_flight(history, monkeypatch):
+    """A history of finished jobs does not hold the jobs running when the new job is
+    submitted: the fit and the new job's row leave the in-flight columns out rather than
+    read "none running" (the evaluation's model has them: runtime_eval --no-in-flight)."""
+    from hpcds1mpi.surrogates.job_runtime import RuntimePredictor
+
+    seen = []
+    fit, tight = RuntimePredictor.fit, RuntimePredictor.walltime_tight
+    monkeypatch.setattr(RuntimePredictor, "fit",
+                        lambda self, feats, *a, **k: seen.append(feats) or fit(self, feats, *a, **k))
+    monkeypatch.setattr(RuntimePredictor, "walltime_tight",
+                        lambda self, rows: seen.append(rows) or tight(self, rows))
+    user = str(history["user"].value_counts().index[1])
+    propose_walltime(history, user, time_limit_s=5400.0, predictor_args=dict(SMALL, seed=7))
+    assert len(seen) == 2  # a fit (not a cached one) and the new job's row
+    for feats in seen:
+        assert "user_n" in feats
+        assert not [c for c in feats if c.endswith(("_running", "_run_longest", "_run_newest"))]
 
 
 def test_jobs_without_a_user_are_not_learnt_from(history):
