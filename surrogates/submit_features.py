@@ -364,7 +364,10 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None,
     # without a start never counts as running.
     started = (_seconds(pd.to_datetime(table["start_time"], errors="coerce"), up=True)
                if "start_time" in table else np.full(n, np.iinfo(np.int64).max))
-    started = np.where(started == np.iinfo(np.int64).max, np.iinfo(np.int64).min, started)
+    # Nor does one whose end the log does not know (Gaia's 127 "partial" jobs): a log cannot
+    # say until when it ran, and "still running" would follow its user for months.
+    started = np.where((started == np.iinfo(np.int64).max) | ~known, np.iinfo(np.int64).min,
+                       started)
     tab = table.assign(time_limit_s=limit, req_procs=procs)
     log_run = np.log(np.maximum(run, 1.0))
     ratio = np.log(np.maximum(run, 1.0) / limit)

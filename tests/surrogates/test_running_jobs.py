@@ -91,3 +91,18 @@ def test_in_flight_features_are_left_out_when_asked(gaia):
     with_them = submit_features(gaia)
     shared = list(without.columns)
     pd.testing.assert_frame_equal(with_them[shared], without)
+
+
+def test_a_logged_job_without_an_end_is_not_running_forever():
+    # Gaia's 127 "partial" jobs have a start and no run time: a log cannot say until when they
+    # ran, so they are nobody's running job (they had been, for every later job of the user).
+    t0 = pd.Timestamp("2024-01-01")
+    table = pd.DataFrame({
+        "job_id": ["1", "2", "3"], "user": ["u"] * 3, "status": ["ok", pd.NA, "ok"],
+        "state_raw": ["1 completed", "2 partial", "1 completed"],
+        "runtime_s": [500.0, np.nan, 50.0], "time_limit_s": [3600.0] * 3,
+        "submit_time": [t0, t0, t0 + pd.Timedelta(hours=1)],
+        "start_time": [t0 + pd.Timedelta(seconds=s) for s in (0, 0, 3600)],
+        "end_time": [t0 + pd.Timedelta(seconds=500), pd.NaT, t0 + pd.Timedelta(seconds=3650)]})
+    feats = submit_features(table)
+    assert feats.loc[2, "user_running"] == 0 and np.isnan(feats.loc[2, "user_run_longest"])
