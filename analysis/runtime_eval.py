@@ -2,7 +2,7 @@
 
 Run::
 
-    python analysis/runtime_eval.py LOG [--split chronological|users|random] [--no-in-flight]
+    python analysis/runtime_eval.py LOG [--split chronological|users|random] [--in-flight]
         [--json OUT [--force]]
 
 ``LOG`` is any job log ``read_job_log`` reads (SWF, sacct, Eagle CSV, PM100 parquet ...).
@@ -12,15 +12,16 @@ one has no history to predict from, and is no one's history: said in a note). Sp
 train, the last 20 % test), ``users`` (20 % of the users, drawn at random, are never seen in
 training) and ``random`` (20 % of jobs; a reference only: a deployed predictor never sees the
 future). The submission features of every job are computed on the whole log, which is safe:
-each uses only jobs finished by its submit time.
+each uses only jobs finished by its submit time (and, ``--in-flight``, the starts of those
+running then).
 
 Rows (each scored on the same test jobs, in the same run):
 
 - ``ours``: :class:`~hpcds1mpi.surrogates.job_runtime.RuntimePredictor` as shipped (point and
-  calibrated walltime), from submission features that include the user's jobs running at each
-  submission (their count and how long they had run: what the scheduler knows, never their run
-  times); ``--no-in-flight`` leaves those out, as ``recommend --history`` must (a history of
-  finished jobs does not hold the jobs running now);
+  calibrated walltime) from the finished history, as ``recommend --history`` fits it;
+  ``--in-flight`` adds the user's jobs running at each submission (their count and how long
+  they had run: what a scheduler knows then, never their run times), which a history of
+  finished jobs does not hold;
 - ``users_request``: the user's requested time (point and walltime);
 - ``last_two``: the mean of the user's last two run times (Tsafrir et al. 2007), capped at the
   request, as the joblogs README measured it: the user's two previous *submitted* kept jobs,
@@ -255,7 +256,7 @@ def scores(point: np.ndarray, wall: np.ndarray, actual: np.ndarray) -> dict:
 
 
 def evaluate(table: pd.DataFrame, split: str = "chronological", seed: int = 0,
-             predictor_args: dict | None = None, in_flight: bool = True) -> dict:
+             predictor_args: dict | None = None, in_flight: bool = False) -> dict:
     """Train the shipped predictor on the training part of ``table``, score it and the
     baselines on the test part; the result dict ``--json`` writes. ``in_flight``: the
     features include the jobs running at each submission (what a scheduler knows; a history
@@ -318,8 +319,9 @@ def table_lines(result: dict) -> list[str]:
     lines.append(f"split {result['split']}: {result['n_train']} train, {result['n_test']} test "
                  f"jobs ({result['n_kept']} kept of {result['n_jobs']}); "
                  f"{result['seconds']:.1f} s, peak RSS {result['peak_rss_mb']} MB")
-    if not result.get("in_flight", True):  # older results files have no such field
-        lines.append("features: finished jobs only (--no-in-flight: as recommend --history)")
+    if result.get("in_flight"):
+        lines.append("features: with the jobs running at each submission (--in-flight; "
+                     "recommend --history has the finished jobs only)")
     if result.get("test_part", {}).get("note"):
         lines.append(f"note: {result['test_part']['note']}")
     if result.get("test_part", {}).get("warning"):
@@ -342,9 +344,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="of the users / random split")
     ap.add_argument("--coverage", type=float, default=0.95,
                     help="share of jobs the proposed walltime should cover (default 0.95)")
-    ap.add_argument("--no-in-flight", action="store_true",
-                    help="leave out the jobs running at each submission (how many, how long "
-                         "they had run): the model recommend --history fits on finished jobs")
+    ap.add_argument("--in-flight", action="store_true",
+                    help="add the jobs running at each submission (how many, how long they had "
+                         "run: a scheduler's view) to the features; recommend --history, "
+                         "fitted on finished jobs, has no such view")
     args = ap.parse_args(argv)
     # Every check on the options before the log is read (Curie takes a minute to read).
     if not 0.5 <= args.coverage < 1:
@@ -372,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     try:
         result = evaluate(table, args.split, args.seed, {"coverage": args.coverage},
-                          in_flight=not args.no_in_flight)
+                          in_flight=args.in_flight)
     except HpcdsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

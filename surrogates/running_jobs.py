@@ -11,6 +11,23 @@ from __future__ import annotations
 import numpy as np
 
 
+def running_spans(start: np.ndarray, submit: np.ndarray, end: np.ndarray, known: np.ndarray,
+                  limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(start, stop) whole seconds of each logged job's run as a later submission can tell it,
+    for :func:`running_at`: from its start (``start`` rounded up, int64 max where missing; never
+    before its own ``submit``, so that no job is running at its own submit time) to its ``end``
+    where its run time is ``known``; a job whose end the log does not know (Gaia's 127 "partial"
+    jobs) until its start plus its requested time (``limit``, s), the most it could have run --
+    whether an end is ever logged is not known at a submission (s49 review). A job without a
+    start, or without an end and a request, is never running (start int64 min)."""
+    imin, imax = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+    usable = (start != imax) & (known | np.isfinite(limit))
+    start = np.where(usable, np.maximum(start, submit), imin)
+    most = np.ceil(np.nan_to_num(limit, nan=0.0)).astype(np.int64)
+    stop = np.where(known, end, np.where(usable, np.where(usable, start, 0) + most, imax))
+    return start, stop
+
+
 def running_at(codes: np.ndarray, start: np.ndarray, end: np.ndarray, t: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per query ``i``: the jobs of code ``codes[i]`` running at ``t[i]`` (started strictly

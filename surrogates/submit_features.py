@@ -20,14 +20,16 @@ One row per job of a job table (:data:`hpcds1mpi.records.ingest.JOB_COLUMNS`, an
   job's request), how often they hit their limit, how often they failed, and seconds since
   the last one ended; for the user also how many of their jobs were still queued or running
   at that moment;
-- *in flight* (``in_flight=True``): per group, the jobs **running** at the submit time -- how
-  many, and how long the earliest and the latest of them had run by then (``{group}_running``,
-  ``_run_longest``, ``_run_newest``; log seconds): what a scheduler knows of them, their
-  starts, never their run times. A history of *finished* jobs (``recommend --history``) does
-  not hold the jobs running now, so it leaves these out rather than read "none running".
+- *in flight*, only when asked (``in_flight=True``): per group, the jobs **running** at the
+  submit time -- how many, and how long the earliest and the latest of them had run by then
+  (``{group}_running``, ``_run_longest``, ``_run_newest``; log seconds): what a scheduler knows
+  of them, their starts, never their run times. Off by default: a history of *finished* jobs
+  (``recommend --history``) does not hold the jobs running now, and on the real logs they
+  helped Curie's walltimes but not Gaia's (``runtime_eval --in-flight``, session 49).
 
-Nothing uses a job that had not finished: times are compared in whole seconds, the end rounded
-up and the submission down, so a tie counts as finished only when the record says so. Every
+Nothing uses a job that had not finished (in flight: only the starts of those running, never
+their ends): times are compared in whole seconds, the end rounded up and the submission down,
+so a tie counts as finished only when the record says so. Every
 history is computed at once for all jobs (sorted arrays and ``searchsorted``, no per-job loop):
 Curie's 313k jobs take a few seconds.
 """
@@ -37,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .running_jobs import running_at
+from .running_jobs import running_at, running_spans
 
 #: Identity columns (strings; missing -> "").
 CATEGORICAL = ("user", "account", "workload", "partition")
@@ -301,7 +303,7 @@ def feature_groups(table: pd.DataFrame) -> tuple[str, ...]:
 
 
 def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None,
-                    in_flight: bool = True) -> pd.DataFrame:
+                    in_flight: bool = False) -> pd.DataFrame:
     """The submission-time features of every job of a job table (same index, same order).
 
     Args:
@@ -360,14 +362,9 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None,
         raw.str.startswith("0 failed").to_numpy(dtype=bool)
     known = np.isfinite(run) & (run >= 0)
     end = np.where(known, end, np.iinfo(np.int64).max)
-    # Started by a moment only when the whole second of its start was (rounded up); a job
-    # without a start never counts as running.
-    started = (_seconds(pd.to_datetime(table["start_time"], errors="coerce"), up=True)
-               if "start_time" in table else np.full(n, np.iinfo(np.int64).max))
-    # Nor does one whose end the log does not know (Gaia's 127 "partial" jobs): a log cannot
-    # say until when it ran, and "still running" would follow its user for months.
-    started = np.where((started == np.iinfo(np.int64).max) | ~known, np.iinfo(np.int64).min,
-                       started)
+    spans = running_spans(_seconds(table["start_time"], up=True) if "start_time" in table
+                          else np.full(n, np.iinfo(np.int64).max), submit, end, known,
+                          limit) if in_flight else None
     tab = table.assign(time_limit_s=limit, req_procs=procs)
     log_run = np.log(np.maximum(run, 1.0))
     ratio = np.log(np.maximum(run, 1.0) / limit)
@@ -408,7 +405,7 @@ def submit_features(table: pd.DataFrame, groups: tuple[str, ...] | None = None,
             feats[p + "hit_rate"] = np.where(cnt > 0, allf.total("hit", s2, e2) / cnt, np.nan)
             feats[p + "fail_rate"] = np.where(cnt > 0, allf.total("failed", s2, e2) / cnt, np.nan)
         if in_flight:
-            count, longest, newest = running_at(codes, started, end, submit)
+            count, longest, newest = running_at(codes, *spans, submit)
             feats[p + "running"] = count
             feats[p + "run_longest"] = np.log1p(longest)
             feats[p + "run_newest"] = np.log1p(newest)

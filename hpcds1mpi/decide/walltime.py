@@ -151,8 +151,8 @@ def propose_walltime(history: pd.DataFrame, user: str, *, workload: str | None =
                           "req_procs": procs, "time_limit_s": time_limit_s,
                           "mem_req_gb": mem_req_gb, "submit_time": submit_time})
     # Without the jobs in flight: a history of finished jobs does not hold those running when
-    # this job is submitted, and "none running" would be a guess (runtime_eval --no-in-flight
-    # measures this model). The history's features only for a fit (the new job cannot change a finished job's), the
+    # this job is submitted, and "none running" would be a guess (runtime_eval measures this
+    # model; --in-flight the other). The history's features only for a fit (the new job cannot change a finished job's), the
     # new job's from its user's rows alone (s36: ~6 s of Curie's 8.6 s went to the whole table)
     either = set(feature_groups(hist)) | set(feature_groups(job))
     groups = tuple(g for g in GROUPS if g in either)

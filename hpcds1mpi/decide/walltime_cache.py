@@ -70,8 +70,9 @@ def _key(history, groups, rows, args: dict) -> str:
 
 
 def _code_stamp() -> str:
-    """What fits the model: this package's version, the surrogates' sources (hashed) and the
-    versions of the libraries that fit and hold it."""
+    """What fits the model: this package's version, the surrogates' sources and the proposal's
+    own (which features it asks for: s49 review) (hashed), and the versions of the libraries
+    that fit and hold it."""
     import lightgbm
     import numpy
     import pandas
@@ -82,7 +83,8 @@ def _code_stamp() -> str:
     from hpcds1mpi import surrogates
 
     digest = sha256()
-    for source in sorted(Path(surrogates.__file__).resolve().parent.glob("*.py")):
+    sources = sorted(Path(surrogates.__file__).resolve().parent.glob("*.py"))
+    for source in sources + [Path(__file__).resolve().with_name("walltime.py")]:
         digest.update(source.name.encode() + source.read_bytes())
     return "|".join([hpcds1mpi.__version__, digest.hexdigest(), lightgbm.__version__,
                      numpy.__version__, pandas.__version__, sklearn.__version__])

@@ -105,7 +105,7 @@ def test_the_point_is_one_of_the_jobs_own_candidates(split, model, chooser):
         assert np.all(np.min(np.abs(cands - point[:, None]), axis=1) < 1e-9)
     # The shipped gate ties or beats both the choice for every job and the best single
     # candidate on the newest training jobs; session 10's setting keeps whichever of the two
-    # scored higher there (on this slice the choice since session 49's in-flight features).
+    # scored higher there.
     val = model.validation_
     assert val["gated"] >= max(val["choice"], val["single"])
     old = RuntimePredictor(choose="validate", **SMALL).fit(feats.iloc[split[2]],

@@ -37,7 +37,7 @@ def _loop(table: pd.DataFrame, i: int, same) -> tuple[int, float, float]:
 
 
 def test_running_jobs_match_a_plain_loop(gaia):
-    feats = submit_features(gaia)
+    feats = submit_features(gaia, in_flight=True)
     request = ["time_limit_s", "req_procs", "partition"]
     groups = {"user": lambda i: gaia["user"] == gaia["user"][i],
               "request": lambda i: (gaia["user"] == gaia["user"][i]) & (
@@ -85,24 +85,39 @@ def test_a_job_without_a_submit_time_asks_nothing():
     assert count.tolist() == [2, 0] and longest[0] == 10 and np.isnan(longest[1])
 
 
-def test_in_flight_features_are_left_out_when_asked(gaia):
-    without = submit_features(gaia, in_flight=False)
+def test_in_flight_features_are_only_there_when_asked(gaia):
+    without = submit_features(gaia)
     assert not [c for c in without if "running" in c or "_run_" in c]
-    with_them = submit_features(gaia)
+    with_them = submit_features(gaia, in_flight=True)
     shared = list(without.columns)
     pd.testing.assert_frame_equal(with_them[shared], without)
 
 
-def test_a_logged_job_without_an_end_is_not_running_forever():
-    # Gaia's 127 "partial" jobs have a start and no run time: a log cannot say until when they
-    # ran, so they are nobody's running job (they had been, for every later job of the user).
+def test_a_logged_job_without_an_end_runs_at_most_its_request():
+    # Gaia's 127 "partial" jobs have a start and no run time. Whether a job's end is ever
+    # logged is not known at a later submission, so such a job is running until its start
+    # plus its request (the most it could run), then no longer -- not forever (it had been
+    # for every later job of its user), nor never (that reads the log's future: s49 review).
+    t0 = pd.Timestamp("2024-01-01")
+    at = [t0, t0, t0 + pd.Timedelta(minutes=30), t0 + pd.Timedelta(hours=2)]
+    table = pd.DataFrame({
+        "job_id": ["1", "2", "3", "4"], "user": ["u"] * 4, "status": ["ok", pd.NA, "ok", "ok"],
+        "state_raw": ["1 completed", "2 partial", "1 completed", "1 completed"],
+        "runtime_s": [500.0, np.nan, 50.0, 50.0], "time_limit_s": [3600.0] * 4,
+        "submit_time": at, "start_time": at,
+        "end_time": [t0 + pd.Timedelta(seconds=500), pd.NaT,
+                     at[2] + pd.Timedelta(seconds=50), at[3] + pd.Timedelta(seconds=50)]})
+    feats = submit_features(table, in_flight=True)
+    assert feats.loc[2, "user_running"] == 1
+    assert np.expm1(feats.loc[2, "user_run_longest"]) == pytest.approx(1800)
+    assert feats.loc[3, "user_running"] == 0 and np.isnan(feats.loc[3, "user_run_longest"])
+
+
+def test_a_job_started_before_its_own_submission_is_not_running_at_it():
+    # A record whose start precedes its submit time (clock skew) must not bound its own run.
     t0 = pd.Timestamp("2024-01-01")
     table = pd.DataFrame({
-        "job_id": ["1", "2", "3"], "user": ["u"] * 3, "status": ["ok", pd.NA, "ok"],
-        "state_raw": ["1 completed", "2 partial", "1 completed"],
-        "runtime_s": [500.0, np.nan, 50.0], "time_limit_s": [3600.0] * 3,
-        "submit_time": [t0, t0, t0 + pd.Timedelta(hours=1)],
-        "start_time": [t0 + pd.Timedelta(seconds=s) for s in (0, 0, 3600)],
-        "end_time": [t0 + pd.Timedelta(seconds=500), pd.NaT, t0 + pd.Timedelta(seconds=3650)]})
-    feats = submit_features(table)
-    assert feats.loc[2, "user_running"] == 0 and np.isnan(feats.loc[2, "user_run_longest"])
+        "job_id": ["1"], "user": ["u"], "status": ["ok"], "runtime_s": [100.0],
+        "time_limit_s": [600.0], "submit_time": [t0 + pd.Timedelta(seconds=30)],
+        "start_time": [t0], "end_time": [t0 + pd.Timedelta(seconds=100)]})
+    assert submit_features(table, in_flight=True).loc[0, "user_running"] == 0
