@@ -117,17 +117,20 @@ def text_only_checks(script: "JobScript") -> list[str]:
     a rank's threads
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) and Open MPI's mpirun
     on another line than the one read starting more ranks than the job has tasks
-    (:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`), its MPI known from the
-    launcher's name only."""
+    (:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`), and hydra's on any line,
+    which shares the job's CPUs (:func:`~hpcds1mpi.launch.mpirun_slots.shared_cpus`), its
+    MPI known from the launcher's name only."""
     from hpcds1mpi.launch.host_spelling import host_warnings
     from hpcds1mpi.launch.launch_line_checks import launch_family
-    from hpcds1mpi.launch.mpirun_slots import other_launch_slots
+    from hpcds1mpi.launch.mpirun_slots import other_launch_slots, shared_cpus
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     return [w for launch in script.launches
-            for w in (*host_warnings(script, launch, launch_family(script, launch)),
-                      one_core_warning(script, launch, launch_family(script, launch)),
-                      other_launch_slots(script, launch, launch_family(script, launch))) if w]
+            for family in (launch_family(script, launch),)
+            for w in (*host_warnings(script, launch, family),
+                      one_core_warning(script, launch, family),
+                      other_launch_slots(script, launch, family),
+                      shared_cpus(script, launch, family)) if w]
 
 
 def _common(ran: list[str], recorded: list[str]) -> list[tuple[int, int]]:

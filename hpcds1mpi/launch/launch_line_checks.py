@@ -57,7 +57,9 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     binding of one core for a rank's threads
     (:func:`~hpcds1mpi.launch.script_thread_binding.one_core_warning`) warned of, and Open
     MPI's mpirun starting more ranks than the job has tasks on a line other than the one read
-    (:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`). ``skip``:
+    (:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`), and hydra's on any line,
+    which runs them on the job's CPUs (:func:`~hpcds1mpi.launch.mpirun_slots.shared_cpus`).
+    ``skip``:
     the lines whose program is not the measured one
     (:func:`~hpcds1mpi.launch.measured_program.other_program`), whose MPI is not checked: a
     launcher fitting the wrong interpreter's MPI would fail the same way (s32 tester U2). No
@@ -65,7 +67,7 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
     says. ``measured``: (the measured program's line, the MPI its sweep ran it with or None:
     :mod:`~hpcds1mpi.launch.recorded_mpi`, which stands in where its file does not tell)."""
     from hpcds1mpi.launch.host_spelling import host_warnings
-    from hpcds1mpi.launch.mpirun_slots import other_launch_slots
+    from hpcds1mpi.launch.mpirun_slots import other_launch_slots, shared_cpus
     from hpcds1mpi.launch.script_thread_binding import one_core_warning
 
     seen: set = set()
@@ -82,5 +84,6 @@ def launch_checks(script: "JobScript", cwd: str, env: dict | None = None,
         warnings += [w for w in (*host_warnings(script, launch, named or (
                                      ours.family if ours else None)),
                                  one_core_warning(script, launch, named),
-                                 other_launch_slots(script, launch, named)) if w]
+                                 other_launch_slots(script, launch, named),
+                                 shared_cpus(script, launch, named)) if w]
     return warnings, notes

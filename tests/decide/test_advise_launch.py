@@ -147,6 +147,74 @@ def test_another_launch_line_asking_more_slots_than_the_job_has_is_warned_about(
         assert not any(w.startswith("line 4") for w in warnings)
 
 
+#: s49: a 1-task job whose hydra launch asks 2 ranks (MPICH's, Debian's or Intel MPI's
+#: mpiexec ran both, sharing the job's one CPU, unsaid).
+HYDRA_JOB = ("#!/bin/bash\n#SBATCH --partition=standard\n#SBATCH --nodes=1\n"
+             "#SBATCH --ntasks=1\n#SBATCH --time=00:05:00\n"
+             "{launcher} {count} hpcds1mpi run gemm --size 512\n")
+
+
+def _hydra_launcher(name: str) -> str:
+    """The launcher ``name`` as the job finds it, skipping where it is not hydra's here."""
+    import shutil
+
+    from hpcds1mpi.launch.mpi_installation import launcher_file_family
+    from hpcds1mpi.launch.mpi_names import MPICH
+
+    if name == "intel":
+        from tests.intel_mpi import intel_mpi
+
+        return str(intel_mpi() / "bin" / "mpiexec")
+    found = shutil.which(name)
+    if found is None or launcher_file_family(found) != MPICH:
+        pytest.skip(f"{name} is not MPICH's hydra here")
+    return name
+
+
+@pytest.mark.parametrize("name, count", [("mpiexec", "-n 2"), ("mpiexec.mpich", "-np 2"),
+                                         ("intel", "--np 2"), ("mpiexec", "-ppn 2")])
+def test_hydra_asking_more_ranks_than_the_job_tasks_is_warned_of(tmp_path, name, count):
+    """s49: advise warned of Open MPI's mpirun asking more ranks than the job's tasks (it
+    stops), not of MPICH's or Intel MPI's mpiexec, which run them on the job's CPUs: the
+    script is read from its file, its launcher's MPI from the launcher's file."""
+    from tests.helpers import run_cli
+    from tests.serve.conftest import LAB
+
+    launcher = _hydra_launcher(name)
+    job = tmp_path / "job.sbatch"
+    job.write_text(HYDRA_JOB.format(launcher=launcher, count=count))
+    proc = run_cli(["advise", str(job), "--cluster", str(LAB), "--json"], cwd=tmp_path,
+                   timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    each = " (2 per node)" if "ppn" in count else ""
+    ask = "--ntasks=2 --ntasks-per-node=2" if each else "--ntasks=2"
+    fewer = "-ppn 1" if each else "-n 1"
+    said = [w for w in json.loads(proc.stdout)["warnings"] if "CPU" in w and "line 6" in w]
+    launcher = os.path.basename(launcher)  # as the launch line is named
+    assert said == [f"line 6: {launcher} starts 2 ranks{each}, but the job has 1 task: hydra "
+                    "(MPICH, Intel MPI) runs them all, sharing the job's CPUs (2 ranks on 1 "
+                    f"CPU), each slower for it; ask #SBATCH {ask}, or give {launcher} {fewer}"]
+
+
+def test_hydra_within_the_job_tasks_is_not_warned_of_and_the_text_alone_tells_it(tmp_path):
+    """One rank in the 1-task job says nothing; /v1/advise's text (no folder) warns of a
+    launcher its name tells as hydra's."""
+    from hpcds1mpi.decide.advise_launch import launch_notes
+
+    launcher = _hydra_launcher("mpiexec.mpich")
+    fits = read_script(HYDRA_JOB.format(launcher=launcher, count="-n 1"))
+    over = read_script(HYDRA_JOB.format(launcher=launcher, count="-n 2"))
+    command = "hpcds1mpi run gemm --size {size}"
+    for folder in (None, str(tmp_path)):
+        assert not any("sharing the job's CPUs" in w
+                       for w in launch_notes(fits, fits.launch, command, folder)[0])
+        assert [w for w in launch_notes(over, over.launch, command, folder)[0]
+                if "sharing the job's CPUs" in w] == [
+            "line 6: mpiexec.mpich starts 2 ranks, but the job has 1 task: hydra (MPICH, Intel "
+            "MPI) runs them all, sharing the job's CPUs (2 ranks on 1 CPU), each slower for it; "
+            "ask #SBATCH --ntasks=2, or give mpiexec.mpich -n 1"]
+
+
 #: The lab's stencil job launched by hydra on a host file of its own, each rank bound to one
 #: core for its two threads: both read from the text alone.
 OWN_HOSTS_JOB = ("#!/bin/bash\n#SBATCH --job-name=stencil\n#SBATCH --partition=standard\n"

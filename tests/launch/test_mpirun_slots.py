@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from hpcds1mpi.launch.mpi_names import MPICH, OPENMPI
-from hpcds1mpi.launch.mpirun_slots import other_launch_slots, slots_refused
+from hpcds1mpi.launch.mpirun_slots import other_launch_slots, shared_cpus, slots_refused
 from hpcds1mpi.launch.script_reading import read_script
 
 ABI4 = ("#!/bin/bash\n#SBATCH -J si\n#SBATCH -N 1\n#SBATCH --ntasks=1\n#SBATCH -t 00:05:00\n"
@@ -132,3 +132,57 @@ def test_a_launch_line_other_than_the_one_read_is_judged_too():
     assert other_launch_slots(script, second, OPENMPI) == slots_refused(script, second, OPENMPI)
     assert other_launch_slots(script, second, OPENMPI).startswith(
         "line 5: Open MPI's mpirun.openmpi starts 2 ranks, but the job has 1 task")
+
+
+@pytest.mark.parametrize("directives, line, said", [
+    # s49: each ran its ranks in the job (the test Slurm, mpiexec.mpich and Intel's mpiexec)
+    ("#SBATCH --ntasks=2\n", "mpiexec -n 8 ./a",
+     "line 3: mpiexec starts 8 ranks, but the job has 2 tasks: hydra (MPICH, Intel MPI) runs "
+     "them all, sharing the job's CPUs (8 ranks on 2 CPUs), each slower for it; ask #SBATCH "
+     "--ntasks=8, or give mpiexec -n 2"),
+    ("#SBATCH -N 1 --ntasks=1\n", "mpiexec.mpich -np 2 ./a",
+     "starts 2 ranks, but the job has 1 task: hydra (MPICH, Intel MPI) runs them all, sharing "
+     "the job's CPUs (2 ranks on 1 CPU)"),
+    ("#SBATCH -N 1 --ntasks=1\n", "mpiexec.hydra --np 2 ./a", "(2 ranks on 1 CPU)"),
+    ("#SBATCH -n 1 -c 2\n", "mpiexec -n 4 ./a", "(4 ranks on 2 CPUs)"),
+    ("#SBATCH -N 2 --ntasks=2\n", "mpiexec -ppn 2 ./a",
+     "starts 4 ranks (2 per node), but the job has 2 tasks: hydra (MPICH, Intel MPI) runs "
+     "them all, sharing the job's CPUs (4 ranks on 2 CPUs), each slower for it; ask #SBATCH "
+     "--ntasks=4 --ntasks-per-node=2, or give mpiexec -ppn 1"),
+    ("#SBATCH -N 2\n", "mpiexec --ppn 3 ./a", "ask #SBATCH --ntasks-per-node=3, or give "
+                                                "mpiexec -ppn 1"),
+    ("#SBATCH -N 1 --ntasks=1\n", "mpiexec -perhost 2 ./a", "starts 2 ranks (2 per node)"),
+])
+def test_hydra_asking_more_ranks_than_the_job_tasks_is_warned_of(directives, line, said):
+    """s49: MPICH's and Intel MPI's hydra run more ranks than the job's tasks on its CPUs, no
+    word; advise warned of Open MPI's only (which stops)."""
+    script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
+    assert said in shared_cpus(script, launch, MPICH)
+    assert slots_refused(script, launch, MPICH) == ""  # it runs: no refusal
+
+
+@pytest.mark.parametrize("directives, line", [
+    ("#SBATCH --ntasks=2\n", "mpiexec -n 2 ./a"),
+    ("#SBATCH --ntasks=2\n", "mpiexec ./a"),  # a rank on each slot
+    ("#SBATCH -N 2\n", "mpiexec -ppn 1 ./a"),
+    ("#SBATCH -N 2 --ntasks=4\n", "mpiexec -n 2 -ppn 4 ./a"),  # -n wins
+    ("#SBATCH -n 1\n", "mpiexec -hosts n1:2 -n 2 ./a"),  # its own slots
+    ("#SBATCH -n 1\n", "mpiexec -f hosts.txt -n 2 ./a"),
+    ("#SBATCH -n 1 --exclusive\n", "mpiexec -n 2 ./a"),  # not judged
+    ("#SBATCH -n 1\n", "mpiexec -n $NP ./a"),  # not known
+    ("#SBATCH -n 1\n", "srun -n 2 ./a"),  # step_fit's
+])
+def test_hydra_within_the_job_tasks_or_not_judged_says_nothing(directives, line):
+    script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
+    assert shared_cpus(script, launch, MPICH) == ""
+
+
+def test_open_mpi_or_an_unknown_mpi_gets_no_sharing_warning():
+    """Open MPI's mpirun stops instead (slots_refused); a launcher whose MPI is not known is
+    not guessed."""
+    script, launch = _read("#!/bin/bash\n#SBATCH -n 1\nmpirun -np 2 ./a\n")
+    assert shared_cpus(script, launch, OPENMPI) == shared_cpus(script, launch, None) == ""
+    assert slots_refused(script, launch, OPENMPI) != ""
+    pbs, launch = _read("#!/bin/bash\n#PBS -l select=1:ncpus=2:mpiprocs=1\n"
+                        "mpiexec -n 2 ./a\n")
+    assert shared_cpus(pbs, launch, MPICH) == ""

@@ -307,8 +307,11 @@ def test_launch_checks_sort_warnings_from_notes(mpis, nothing_runs, tmp_path, mo
     script = read_script(f"#SBATCH -N 1\nsrun {app}\n{mpis['mpich_run']} -n 2 {app}\n"
                          f"srun {app}\n")
     warnings, notes = launch_checks(script, str(tmp_path))
-    assert len(warnings) == 1 and warnings[0].startswith("line 3: hpcc is linked against "
+    assert len(warnings) == 2 and warnings[0].startswith("line 3: hpcc is linked against "
                                                          "Open MPI"), warnings
+    # hydra's 2 ranks in the 1-task job share its CPU (s49)
+    assert warnings[1].startswith("line 3: mpiexec.mpich starts 2 ranks, but the job has 1 "
+                                  "task: hydra"), warnings
     assert len(notes) == 1 and notes[0].startswith("line 2: hpcc"), notes  # once: line 4 not
 
 
