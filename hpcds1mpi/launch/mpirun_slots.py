@@ -145,6 +145,8 @@ def shared_cpus(script: "JobScript", launch: "Launch | None", family: str | None
         return ""
     ranks, per_node, tasks = over
     cpus = tasks * (script.base[0]["cpus_per_task"] or 1)
+    if ranks <= cpus:  # --ntasks=1 --cpus-per-task=4 under -n 4: a CPU each, nothing shared
+        return ""
     nodes = script.base[0]["nodes"] or 1
     fewer = f"-ppn {tasks // nodes}" if per_node and tasks % nodes == 0 else f"-n {tasks}"
     each = f" ({per_node} per node)" if per_node else ""

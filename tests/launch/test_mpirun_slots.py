@@ -171,6 +171,7 @@ def test_hydra_asking_more_ranks_than_the_job_tasks_is_warned_of(directives, lin
     ("#SBATCH -n 1 --exclusive\n", "mpiexec -n 2 ./a"),  # not judged
     ("#SBATCH -n 1\n", "mpiexec -n $NP ./a"),  # not known
     ("#SBATCH -n 1\n", "srun -n 2 ./a"),  # step_fit's
+    ("#SBATCH -n 1 -c 4\n", "mpiexec -n 4 ./a"),  # a CPU each: nothing shared
 ])
 def test_hydra_within_the_job_tasks_or_not_judged_says_nothing(directives, line):
     script, launch = _read(f"#!/bin/bash\n{directives}{line}\n")
