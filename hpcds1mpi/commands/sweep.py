@@ -388,8 +388,9 @@ def _refuse_all_failed(summary: dict, out: str) -> None:
     if failed and failed == statuses.get("timeout", 0) == sum(statuses.values()):
         # the command may be right: it ran past the limit everywhere (s27 tester Q, 6)
         raise RuntimeFailure(f"every configuration this sweep ran timed out ({failed}; in "
-                             f"{out}): raise --timeout, or sweep smaller --sizes, into a new "
-                             "--out")
+                             f"{out}): raise --timeout (the same sweep with --resume and a "
+                             "larger --timeout measures them again there), or sweep smaller "
+                             "--sizes into a new --out")
     if failed and failed == sum(statuses.values()):
         raise RuntimeFailure(f"every configuration this sweep ran failed ({failed}; the reasons "
                              f"are above, and in {out}): fix what they name (the command, "

@@ -16,7 +16,6 @@ done.
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ from hpcds1mpi.errors import ConfigError
 from hpcds1mpi.measure.plan import RunSpec, SweepPlan
 from hpcds1mpi.measure.progress import Progress
 from hpcds1mpi.measure.resumed_machine import say_earlier_record
+from hpcds1mpi.measure.resumed_runs import retried_note, settled  # settled: importable here too
 from hpcds1mpi.measure.rows import base_row, finish_row
 from hpcds1mpi.measure.supervise import COMPLETE_ATTR, SUPERVISED_ENV, SWEEP_ERROR_EXIT
 from hpcds1mpi.measure.sweep_abort import abort_sweep, sigterm_interrupts, sweep_storage_error
@@ -121,6 +121,8 @@ def run_inprocess(comm, plan: SweepPlan, out: str, partition, *, resume: bool = 
             machine_id = fp["machine_id"]
             sweep_id = plan.sweep_id
             todo = _runs_to_do(plan, writer.store, machine_id)
+            if note := retried_note(writer.store, plan, machine_id, out):  # s49
+                sys.stderr.write(f"hpcds1mpi sweep: {note}\n")
             fill_recorded_options(writer, plan, machine_id, out)  # s41 tester D3
             # a row merge and train refuse is no run done (s37 tester P7): refused, not kept
             refuse_broken_rows(writer.store, out, RESUME_FIX,
@@ -258,30 +260,15 @@ def say_oversubscribed(plan: SweepPlan, todo: list[int], cpus: int, launched: in
     sys.stderr.flush()
 
 
-def settled(row: dict | None) -> bool:
-    """Whether a recorded run counts as done on ``--resume``: not ``interrupted``, and an
-    ``ok`` run has a finite positive runtime (one without is damaged, not a measurement: it is
-    measured again, the new row replacing it)."""
-    if row is None or row["status"] == "interrupted":
-        return False
-    if row["status"] != "ok":
-        return True
-    try:
-        runtime = float(row.get("runtime_s"))
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(runtime) and runtime > 0
-
-
 def _runs_to_do(plan: SweepPlan, store, machine_id: str) -> list[int]:
-    """Indices of the plan's runs not yet :func:`settled` in ``store`` (missing, ``interrupted``
-    or ``ok`` without a runtime) or crashed and to be retried (``retry_crashed``, up to
-    ``max_attempts``)."""
+    """Indices of the plan's runs not yet :func:`settled` in ``store`` (missing, ``interrupted``,
+    ``ok`` without a runtime, or timed out below the plan's ``timeout``) or crashed and to be
+    retried (``retry_crashed``, up to ``max_attempts``)."""
     todo = []
     for index, spec in enumerate(plan.runs):
         key = (machine_id, spec.run_id)
         old = store.runs.get(key)
-        if not settled(old):
+        if not settled(old, plan):
             todo.append(index)
         elif (old["status"] == "crashed" and plan.retry_crashed
               and store.attempts.get(key, 1) < plan.max_attempts):

@@ -325,8 +325,8 @@ def run_external(plan: SweepPlan, out: str, partition, *, resume: bool = False,
         writer.machine(fp)
         machine_id = fp["machine_id"]
         sweep_id = hashlib.sha1(json.dumps(plan.source, sort_keys=True).encode()).hexdigest()[:12]
-        done_keys = {k for k, r in writer.store.runs.items()  # its program never ran: again
-                     if settled(r) and not failed_in_setup(r) and not refused_by_launcher(r)}
+        done_keys = {k for k, r in writer.store.runs.items() if settled(r, plan)  # its program
+                     and not failed_in_setup(r) and not refused_by_launcher(r)}  # never ran
         todo = [s for s in plan.runs if (machine_id, s.run_id) not in done_keys]
         say_kept_failures(say if resume else None, writer.store, plan, machine_id, done_keys, out)
         # a row merge and train refuse is no run done (s37 tester P7): refused, not kept

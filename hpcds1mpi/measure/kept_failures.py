@@ -18,9 +18,15 @@ NAMED = 4
 
 
 def say_kept_failures(say, store, plan, machine_id: str, done: set, out: str) -> None:
-    """``say`` (None: nothing said) :func:`kept_failures_note`'s line, where there is one."""
-    if say is not None and (note := kept_failures_note(store, plan, machine_id, done, out)):
-        say(note)
+    """``say`` (None: nothing said) :func:`kept_failures_note`'s line, where there is one,
+    after the line on the timeouts a raised --timeout measures again instead (s49,
+    :func:`~hpcds1mpi.measure.resumed_runs.retried_note`)."""
+    from hpcds1mpi.measure.resumed_runs import retried_note
+
+    for note in (retried_note(store, plan, machine_id, out),
+                 kept_failures_note(store, plan, machine_id, done, out)):
+        if say is not None and note:
+            say(note)
 
 
 def kept_failures_note(store, plan, machine_id: str, done: set, out: str) -> str:
