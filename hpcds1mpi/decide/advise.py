@@ -40,6 +40,7 @@ from hpcds1mpi.decide.advise_answer import Advice, Side
 from hpcds1mpi.decide.advise_gain import judge_gain, reasons_for_shown
 from hpcds1mpi.decide.advise_launch import launch_notes
 from hpcds1mpi.decide.advise_memory import memory_refusal, memory_warnings, rewritten_memory_mib
+from hpcds1mpi.decide.advise_other_launch import confirm_other_launches
 from hpcds1mpi.decide.advise_side import predict_side
 from hpcds1mpi.decide.advise_refusal import rewrite_refusal
 from hpcds1mpi.decide.asked_problem import asked_problem, beyond_this_machine
@@ -252,6 +253,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         confirm_unmeasured(verdict, unmeasured)
     if edited := judge_launch_inputs(bundle, label, script, launch, job_folder):  # s48 O4
         confirm_unmeasured(verdict, edited)  # an input edited since: as another deck
+    confirm_other_launches(verdict, script)  # a line not read that stops the job: not auto
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)

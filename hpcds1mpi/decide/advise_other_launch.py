@@ -1,0 +1,43 @@
+"""The verdict of a script whose other launch line advise cannot vouch for.
+
+advise predicts and judges the one launch line it reads (``script.launch``). Another launch
+line that stops the job (Open MPI's mpirun starting more ranks than the job has tasks:
+:func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`) is warned about, but the guard's
+``auto`` spoke of the line read only, so a job that fails at its second line was told "verdict
+auto" and "already asks the recommended layout" (s49 fixer brief, after s48 tester O8). Such a
+script's verdict is at most ``confirm``, that warning its reason.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript
+
+#: The verdict's check name for this one.
+CHECK = "other_launches"
+
+
+def other_launch_problems(script: "JobScript") -> list[str]:
+    """The warnings of ``script``'s launch lines other than the one advise reads that stop
+    the job, one each (the text advise's warnings already hold)."""
+    from hpcds1mpi.launch.launch_line_checks import launch_family
+    from hpcds1mpi.launch.mpirun_slots import other_launch_slots
+
+    return [said for launch in script.launches if launch is not script.launch
+            and (said := other_launch_slots(script, launch, launch_family(script, launch)))]
+
+
+def confirm_other_launches(verdict: dict, script: "JobScript") -> None:
+    """``verdict`` (a guard verdict's dict), changed in place: at most ``confirm`` where
+    another launch line of ``script`` stops the job, each such warning a reason; left as it
+    is where there is none (a script with one launch line)."""
+    problems = other_launch_problems(script)
+    if not problems:
+        return
+    reasons = verdict.setdefault("reasons", [])
+    reasons += [p for p in problems if p not in reasons]
+    verdict.setdefault("checks", {})[CHECK] = "confirm"
+    if verdict.get("verdict") == "auto":
+        verdict["verdict"] = "confirm"

@@ -1,0 +1,67 @@
+"""A script whose other launch line stops the job gets at most ``confirm`` from advise."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from hpcds1mpi.commands.advise import format_advice
+from hpcds1mpi.decide import advise as advise_mod
+from hpcds1mpi.decide.advise_other_launch import confirm_other_launches
+from hpcds1mpi.launch.script_reading import read_script
+from tests.decide.test_advise import bundle, places  # noqa: F401 (fixtures)
+from tests.decide.test_advise import run
+
+#: The recommended layout on line 6, and a second run on line 7 asking more ranks than the
+#: job has tasks, which stops the job (not enough slots).
+TWO_LAUNCHES = """#!/bin/bash
+#SBATCH --partition=standard
+#SBATCH --nodes=1
+#SBATCH --ntasks-per-node=2
+#SBATCH --time=00:01:00
+srun hpcds1mpi run stencil --size 128 --precision fp64
+{second}
+"""
+STOPS = "mpirun.openmpi -np 4 hpcds1mpi run stencil --size 128 --precision fp64"
+SAID = ("line 7: Open MPI's mpirun.openmpi starts 4 ranks, but the job has 2 tasks, its slots: "
+        "it stops at once (not enough slots); ask #SBATCH --ntasks=4, or give mpirun.openmpi "
+        "--oversubscribe")
+
+
+def test_a_second_launch_line_that_stops_the_job_holds_the_verdict_at_confirm(
+        bundle, places, monkeypatch):
+    """s49 (after s48 tester O8): advise warned that line 7 stops the job, and still printed
+    "verdict auto" and "already asks the recommended layout" for the line it read."""
+    real_recommend = advise_mod.recommend
+
+    def sure_guard(*args, **kw):  # the guard said auto of the line read
+        rec = real_recommend(*args, **kw)
+        rec.verdict = dataclasses.replace(rec.verdict, verdict="auto")
+        return rec
+
+    monkeypatch.setattr(advise_mod, "recommend", sure_guard)
+    a = run(TWO_LAUNCHES.format(second=STOPS), bundle, places)
+    assert a.recommended.config == a.asked.config  # the line read asks the recommended layout
+    assert SAID in a.warnings
+    assert a.verdict["verdict"] == "confirm" and SAID in a.verdict["reasons"], a.verdict
+    text = format_advice(a)
+    assert "verdict confirm" in text and "verdict auto" not in text
+    assert f"     - {SAID}" in text
+    fits = run(TWO_LAUNCHES.format(second=STOPS.replace("-np 4", "-np 2")), bundle, places)
+    assert fits.verdict["verdict"] == "auto"  # a second line the job holds: as before
+    one = run(TWO_LAUNCHES.format(second=""), bundle, places)
+    assert one.verdict["verdict"] == "auto" and SAID not in one.verdict["reasons"]
+
+
+def test_only_an_auto_verdict_is_lowered_and_each_reason_is_said_once():
+    script = read_script(TWO_LAUNCHES.format(second=STOPS))
+    script.launch = script.launches[0]
+    escalated = {"verdict": "escalate", "reasons": ["unknown program"], "checks": {}}
+    confirm_other_launches(escalated, script)
+    assert escalated["verdict"] == "escalate" and escalated["reasons"][1] == SAID
+    confirm_other_launches(escalated, script)
+    assert escalated["reasons"].count(SAID) == 1
+    alone = read_script(TWO_LAUNCHES.format(second=""))
+    alone.launch = alone.launches[0]
+    kept = {"verdict": "auto", "reasons": [], "checks": {}}
+    confirm_other_launches(kept, alone)
+    assert kept == {"verdict": "auto", "reasons": [], "checks": {}}
