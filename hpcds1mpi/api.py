@@ -229,6 +229,7 @@ class Model:
         advise``); see :func:`advise`."""
         from hpcds1mpi.decide.advise import advise as advise_text
         from hpcds1mpi.places import is_this_machine
+        from hpcds1mpi.launch.sbatch_partition import from_environment
         from hpcds1mpi.launch.script_file import check_first_line, script_text
         from hpcds1mpi.schemas.api_args import api_wording, check_api_arguments
 
@@ -239,7 +240,8 @@ class Model:
         with api_wording():
             return advise_text(text, self.bundle, _places(cluster, None), workload=workload,
                                size=size, objective=objective, model_dir=self.path, name=name,
-                               job_folder=folder, default_queue=is_this_machine(cluster))
+                               job_folder=folder, default_queue=is_this_machine(cluster),
+                               sbatch_partition=from_environment())  # as the command reads it
 
 
 def _job_folder(job_folder: str | os.PathLike | None) -> str:

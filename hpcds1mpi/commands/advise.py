@@ -154,6 +154,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
 
     from hpcds1mpi.places import allowed_places, is_this_machine
     from hpcds1mpi.decide.advise import advise
+    from hpcds1mpi.launch.sbatch_partition import from_environment
     from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
@@ -191,7 +192,8 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     advice = advise(text, bundle, places, workload=workload, size=size, objective=objective,
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
                     name=Path(script).name, job_folder=os.getcwd(),
-                    default_queue=is_this_machine(cluster_file))
+                    default_queue=is_this_machine(cluster_file),
+                    sbatch_partition=from_environment())  # sbatch reads it over #SBATCH -p
     if out:
         if advice.rewrite_refused:  # the reading first, then why nothing was written
             click.echo(format_advice(advice))

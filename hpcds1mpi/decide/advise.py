@@ -73,6 +73,7 @@ from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads
 from hpcds1mpi.launch.partition_limits import (advise_warnings, checked_partition,
                                                default_queue_limits, fit_partition, read_on,
                                                rewrite_refusal as over_limits)
+from hpcds1mpi.launch.sbatch_partition import judged_note, missing_from_cluster, take_variable
 from hpcds1mpi.places import default_queue_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
@@ -119,12 +120,14 @@ def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
 # ---- advise ---------------------------------------------------------------------------------
 
 
-def _places_for(script: JobScript, places):
+def _places_for(script: JobScript, places, queue: str | None = None):
     if not script.partition:
         return places
     hits = [(c, p) for c, p in places if script.partition in (p.name, p.slurm_partition)]
     if not hits:
         known = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name for c, p in places)
+        if queue:  # the partition SBATCH_PARTITION gives it, not the script's own line
+            raise missing_from_cluster(queue, known)
         line = script.directives.get("partition") or script.directives.get("q")
         raise ConfigError(f"the script asks for partition {script.partition!r} (line "
                           f"{line.line if line else '?'}), which the cluster description does "
@@ -135,7 +138,8 @@ def _places_for(script: JobScript, places):
 def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partition"]], *,
            workload: str | None = None, size: int | None = None, objective: str = "time",
            model_dir=None, history=None, name: str = "<text>",
-           job_folder: str | None = None, default_queue: bool = False) -> Advice:
+           job_folder: str | None = None, default_queue: bool = False,
+           sbatch_partition: str | None = None) -> Advice:
     """Compare a batch script's layout with hpcds1mpi's recommendation.
 
     Args:
@@ -153,6 +157,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         default_queue: ``places`` are this machine (:func:`~hpcds1mpi.places.is_this_machine`),
             so Slurm's default partition takes a script naming none: its limits and its nodes'
             memory are the ones checked (not this machine's), and a note says so.
+        sbatch_partition: ``SBATCH_PARTITION`` where the job is submitted (the CLI: its
+            environment), which sbatch reads over the script's ``#SBATCH -p``: the job is
+            judged on that partition, Slurm's on this machine, and a note says so.
 
     Raises:
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
@@ -160,6 +167,9 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     """
     refuse_job_bundle(bundle, "advise")
     script = read_script(text, name=name)
+    # sbatch's input variable overrides the script's line (s48 review RX4)
+    queue_said = take_variable(script, sbatch_partition, default_queue)
+    env_queue = sbatch_partition if queue_said else None
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)
     found, launch = choose_launch(script, labels, commands)
@@ -175,7 +185,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         size, size_source = script_size(script, launch, command, swept_workdir(bundle, label))
     warnings, launch_said = launch_notes(script, launch, command, job_folder)
     warnings += script.warnings  # read with its layout: a thread option against OMP_NUM_THREADS
-    places = _places_for(script, places)
+    places = _places_for(script, places, env_queue)
     device, device_said = device_of(script, launch)
     device = device or script.device  # the program's own, else what the GPUs asked imply
     gpus_at = f"line {script.lines.get('gpus', ['?'])[0]}"
@@ -184,11 +194,13 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
                           f"partition ({', '.join(p.name for _, p in places)}) has any; pass "
                           "--cluster FILE with its GPU partition")
     cluster, partition = places[0]
-    warnings += advise_warnings(script, partition, default_queue)  # above its limits (s33 A5)
+    warnings += advise_warnings(script, partition, default_queue, env_queue)  # above its limits
     # a script naming no partition is checked on the one sbatch gives it, alone, said (s48)
-    slurm_default = default_queue_limits(script, default_queue)
+    slurm_default = default_queue_limits(script, default_queue, env_queue)
     checked = checked_partition(partition, slurm_default)
-    if default_queue and not script.partition:
+    if queue_said:
+        script.note(judged_note(queue_said, default_queue, slurm_default is not None))
+    elif default_queue and not script.partition:
         script.note(default_queue_note(partition, script.scheduler, queue=slurm_default.name
                                        if slurm_default is not None else None, users=True))
     if not script.partition and len(places) > 1:
@@ -311,7 +323,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     family = launch_family(script, script.launch, job_folder)  # Open MPI's binds ranks
     advice.rewritten, advice.changes = rewrite(script, layout, family)
     refused = rewrite_refusal(script, asked_cfg, cfg) or over_limits(
-        script, layout, read_on(partition, default_queue)) or \
+        script, layout, read_on(partition, default_queue, env_queue)) or \
         memory_refusal(script, advice.recommended, memory_part)
     if refused:  # the note is read whether or not --rewrite was asked (s29 V1-4)
         advice.rewritten, advice.rewrite_refused = None, refused

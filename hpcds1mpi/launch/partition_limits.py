@@ -269,23 +269,41 @@ def _hostnames(nodelist: str) -> list[str]:
     return names
 
 
-def advise_warnings(script, partition, default_queue: bool = False) -> list[str]:
+def advise_warnings(script, partition, default_queue: bool = False,
+                    queue: str | None = None) -> list[str]:
     """:func:`script_problems` of ``script`` on the Slurm partition it asks for, else
     :func:`read_on`'s, read from Slurm."""
     if script.scheduler != "slurm":
         return []
     return script_problems(script, limits_of(script.partition or read_on(partition,
-                                                                         default_queue)))
+                                                                         default_queue, queue)))
 
 
-def default_queue_limits(script, default_queue: bool) -> PartitionLimits | None:
+def slurm_partitions() -> list[str] | None:
+    """The names of Slurm's partitions; None where Slurm does not answer."""
+    text = _ask(["scontrol", "show", "partition", "-o"])
+    return list(parse_partitions(text)) if text else None
+
+
+def default_queue_limits(script, default_queue: bool,
+                         queue: str | None = None) -> PartitionLimits | None:
     """The limits of Slurm's default partition where a Slurm ``script`` naming no partition
     is advised on this machine (``default_queue``): the partition sbatch gives it, and the
     only one its asks are checked against (s48: this machine's 'local' was checked too);
-    None elsewhere, or where Slurm does not answer."""
+    ``queue``: the partition ``SBATCH_PARTITION`` gives it instead (s48 review RX4), one
+    Slurm does not have refused; None elsewhere, or where Slurm does not answer.
+
+    Raises:
+        ConfigError: ``queue`` names a partition Slurm does not have.
+    """
+    from hpcds1mpi.launch.sbatch_partition import first_partition, refuse_unknown
+
     if not default_queue or script.scheduler != "slurm" or script.partition:
         return None
-    return limits_of(None)
+    limits = limits_of(first_partition(queue) if queue else None)
+    if queue and (limits is None or "," in queue):  # a name Slurm lacks is refused
+        refuse_unknown(queue, slurm_partitions())
+    return limits
 
 
 def checked_partition(partition, limits: PartitionLimits | None):
@@ -319,12 +337,17 @@ def fit_partition(partition, limits: PartitionLimits | None, nodes: int | None =
                    cores_per_node=cpus[min(max(nodes or 1, 1), len(cpus)) - 1])
 
 
-def read_on(partition, default_queue: bool) -> str | None:
+def read_on(partition, default_queue: bool, queue: str | None = None) -> str | None:
     """The Slurm partition that takes a script naming none, advised on ``partition``: its
     name, or with ``default_queue`` (``partition`` is this machine, whose made-up name no Slurm
-    knows) None, Slurm's default partition, as ``recommend --emit`` says
-    (:func:`~hpcds1mpi.places.default_queue_note`; s47 tester K2: nothing was checked)."""
-    return None if default_queue else partition.slurm_partition or partition.name
+    knows) the one ``SBATCH_PARTITION`` names (``queue``), else None, Slurm's default
+    partition, as ``recommend --emit`` says (:func:`~hpcds1mpi.places.default_queue_note`;
+    s47 tester K2: nothing was checked)."""
+    from hpcds1mpi.launch.sbatch_partition import first_partition
+
+    if default_queue:
+        return first_partition(queue) if queue else None
+    return partition.slurm_partition or partition.name
 
 
 def rewrite_refusal(script, layout, queue: str | None = None) -> str:

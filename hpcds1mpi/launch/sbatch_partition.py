@@ -1,0 +1,93 @@
+"""The partition sbatch gives a job from ``SBATCH_PARTITION``, which advise judges it on.
+
+sbatch reads its input environment variables over the script's ``#SBATCH`` lines (a command
+line's ``sbatch -p`` over both, which advise cannot see): with ``SBATCH_PARTITION=p`` set, a
+script naming no partition, or another one, runs on ``p``, not on Slurm's default partition
+(s48 review RX4: advise checked the job against ``Default=YES``). advise reads the variable
+where the job is submitted (the CLI, the Python API) and judges the job on ``p``: Slurm's
+partition ``p`` where advise's place is this machine (its limits, nodes and memory:
+:mod:`~hpcds1mpi.launch.partition_limits`), else the cluster file's partition ``p``. A name
+Slurm does not have is refused in one line naming those it has.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Mapping
+
+from hpcds1mpi.errors import ConfigError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from hpcds1mpi.launch.job_script import JobScript
+
+#: sbatch's input environment variable for ``-p`` / ``--partition``.
+VARIABLE = "SBATCH_PARTITION"
+
+
+def from_environment(env: Mapping[str, str] | None = None) -> str | None:
+    """``SBATCH_PARTITION`` of ``env`` (None: this process's), stripped; None where unset or
+    empty (sbatch then reads the script's own line)."""
+    value = (os.environ if env is None else env).get(VARIABLE, "").strip()
+    return value or None
+
+
+def first_partition(queue: str) -> str:
+    """The partition a list (``a,b``: the job runs on whichever starts it first) is judged
+    on: its first."""
+    return queue.split(",")[0].strip()
+
+
+def take_variable(script: "JobScript", queue: str | None, default_queue: bool) -> str:
+    """Give ``script`` the partition sbatch takes from ``SBATCH_PARTITION=queue`` and return
+    the note that says so ("" where ``queue`` is None or the script is not Slurm's).
+
+    With a cluster file (``default_queue`` False) the script reads as naming ``queue``, whose
+    partition the cluster file must have; on this machine it reads as naming none, so that
+    Slurm's partition ``queue`` is the one checked (``partition_limits.default_queue_limits``,
+    given ``queue``), as Slurm's default partition is for a script naming none."""
+    if not queue or script.scheduler != "slurm":
+        return ""
+    own = script.directives.get("partition")
+    over = (f"; it overrides line {own.line}'s --partition={script.partition}"
+            if script.partition and script.partition != queue and own is not None else "")
+    many = ("; the job runs on whichever of them starts it first, and is judged on the first"
+            if "," in queue else "")
+    script.partition = None if default_queue else first_partition(queue)
+    return (f"{VARIABLE}={queue}: sbatch sends the job to partition "
+            f"{first_partition(queue)!r} (its input variables override #SBATCH lines, a "
+            f"`sbatch -p` on its command line overrides both){over}{many}")
+
+
+def judged_note(said: str, default_queue: bool, checked: bool) -> str:
+    """:func:`take_variable`'s note with what the job is judged on: Slurm's partition on
+    this machine (``checked``: Slurm said its limits), else the cluster file's."""
+    if not default_queue:
+        return f"{said}; it is judged on the cluster description's partition of that name"
+    return f"{said}; " + ("its limits, nodes and memory are the ones checked" if checked else
+                          "Slurm does not answer here, so its limits are not checked") + \
+        ", and the layouts are predicted from runs on this machine"
+
+
+def refuse_unknown(queue: str | None, known: list[str] | None) -> None:
+    """Refuse a ``SBATCH_PARTITION`` naming a partition Slurm does not have (``known``, its
+    partitions; None where Slurm does not answer: nothing is checked).
+
+    Raises:
+        ConfigError: one line naming the variable's partition and those Slurm has.
+    """
+    if not queue or known is None:
+        return
+    missing = [p for p in (q.strip() for q in queue.split(",")) if p not in known]
+    if missing:
+        raise ConfigError(f"{VARIABLE}={queue} names partition {missing[0]!r}, which Slurm does "
+                          f"not have ({', '.join(known) or 'none'}); sbatch would refuse the "
+                          f"job: set {VARIABLE} to one of those, or unset it")
+
+
+def missing_from_cluster(queue: str, known: str) -> ConfigError:
+    """The error for a ``SBATCH_PARTITION`` the cluster description (``known``: its
+    partitions, written out) does not have."""
+    return ConfigError(f"{VARIABLE}={queue} sends the job to partition "
+                       f"{first_partition(queue)!r}, which the cluster description does not "
+                       f"have ({known}); pass --cluster FILE that describes it, or set "
+                       f"{VARIABLE} to one of those or unset it")
