@@ -139,8 +139,13 @@ def format_advice(advice) -> str:
                    + BUNDLE_IS_CODE)
 @click.option("--cluster", "cluster_file", type=NonEmptyPath(), default=None,
               help="Cluster TOML file (default: this Slurm allocation or this machine).")
+@click.option("--partition", "queue", default=None, metavar="NAME",
+              help="The partition you pass `sbatch -p`, which the job is judged on (default: "
+                   "SBATCH_PARTITION, which sbatch reads over the script's #SBATCH -p, else "
+                   "the script's own).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-def command(script, out, force, workload, size, objective, model_dir, cluster_file, as_json):
+def command(script, out, force, workload, size, objective, model_dir, cluster_file, queue,
+            as_json):
     """Read SCRIPT (Slurm or PBS) and compare its layout with the recommended one.
 
     Run it where you submit the job: a relative program is read there, and a launcher of
@@ -154,7 +159,7 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
 
     from hpcds1mpi.places import allowed_places, is_this_machine
     from hpcds1mpi.decide.advise import advise
-    from hpcds1mpi.launch.sbatch_partition import from_environment
+    from hpcds1mpi.launch.sbatch_partition import OPTION, VARIABLE, from_environment
     from hpcds1mpi.launch.script_file import script_text
     from hpcds1mpi.decide.failure_history import FailureHistory
     from hpcds1mpi.decide.model_bundle import DEFAULT_MODEL, load_model
@@ -167,6 +172,9 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
     if workload is not None and not workload.strip():
         raise ConfigError("--workload is empty; give the workload's name, or leave it out to "
                           "match the script's program")
+    if queue is not None and not queue.strip():
+        raise ConfigError("--partition is empty; give the partition you pass sbatch -p, or "
+                          "leave it out")
     if force and not out:
         raise ConfigError("--force only applies to --rewrite OUT; add --rewrite or drop --force")
     if out:
@@ -193,7 +201,9 @@ def command(script, out, force, workload, size, objective, model_dir, cluster_fi
                     model_dir=model_dir or DEFAULT_MODEL, history=FailureHistory.load(None),
                     name=Path(script).name, job_folder=os.getcwd(),
                     default_queue=is_this_machine(cluster_file),
-                    sbatch_partition=from_environment())  # sbatch reads it over #SBATCH -p
+                    # sbatch -p over SBATCH_PARTITION over #SBATCH -p (sbatch(1))
+                    sbatch_partition=queue.strip() if queue else from_environment(),
+                    queue_source=OPTION if queue else VARIABLE)
     if out:
         if advice.rewrite_refused:  # the reading first, then why nothing was written
             click.echo(format_advice(advice))

@@ -73,7 +73,8 @@ from hpcds1mpi.launch.script_rewrite import Layout, ranks_note, rewrite, threads
 from hpcds1mpi.launch.partition_limits import (advise_warnings, checked_partition,
                                                default_queue_limits, fit_partition, read_on,
                                                rewrite_refusal as over_limits)
-from hpcds1mpi.launch.sbatch_partition import judged_note, missing_from_cluster, take_variable
+from hpcds1mpi.launch.sbatch_partition import (VARIABLE, judged_note, missing_from_cluster,
+                                               take_variable)
 from hpcds1mpi.places import default_queue_note
 from hpcds1mpi.schemas.limits import MAX_SIZE
 
@@ -120,14 +121,14 @@ def _recommended(rec: "Recommendation", asked: Configuration, notes: list[str]
 # ---- advise ---------------------------------------------------------------------------------
 
 
-def _places_for(script: JobScript, places, queue: str | None = None):
+def _places_for(script: JobScript, places, queue: str | None = None, source: str = ""):
     if not script.partition:
         return places
     hits = [(c, p) for c, p in places if script.partition in (p.name, p.slurm_partition)]
     if not hits:
         known = ", ".join(f"{c.name}/{p.name}" if c is not None else p.name for c, p in places)
         if queue:  # the partition SBATCH_PARTITION gives it, not the script's own line
-            raise missing_from_cluster(queue, known)
+            raise missing_from_cluster(queue, known, source)
         line = script.directives.get("partition") or script.directives.get("q")
         raise ConfigError(f"the script asks for partition {script.partition!r} (line "
                           f"{line.line if line else '?'}), which the cluster description does "
@@ -139,7 +140,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
            workload: str | None = None, size: int | None = None, objective: str = "time",
            model_dir=None, history=None, name: str = "<text>",
            job_folder: str | None = None, default_queue: bool = False,
-           sbatch_partition: str | None = None) -> Advice:
+           sbatch_partition: str | None = None, queue_source: str = VARIABLE) -> Advice:
     """Compare a batch script's layout with hpcds1mpi's recommendation.
 
     Args:
@@ -160,6 +161,8 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         sbatch_partition: ``SBATCH_PARTITION`` where the job is submitted (the CLI: its
             environment), which sbatch reads over the script's ``#SBATCH -p``: the job is
             judged on that partition, Slurm's on this machine, and a note says so.
+        queue_source: where ``sbatch_partition`` comes from: ``SBATCH_PARTITION``, or
+            ``--partition`` (the CLI's, for ``sbatch -p``, which overrides both).
 
     Raises:
         ConfigError: not a batch script, a partition the cluster lacks, a known program whose
@@ -168,7 +171,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     refuse_job_bundle(bundle, "advise")
     script = read_script(text, name=name)
     # sbatch's input variable overrides the script's line (s48 review RX4)
-    queue_said = take_variable(script, sbatch_partition, default_queue)
+    queue_said = take_variable(script, sbatch_partition, default_queue, queue_source)
     env_queue = sbatch_partition if queue_said else None
     labels = [str(w) for w in getattr(bundle, "workloads", [])]
     commands = recorded_commands(bundle)
@@ -185,7 +188,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         size, size_source = script_size(script, launch, command, swept_workdir(bundle, label))
     warnings, launch_said = launch_notes(script, launch, command, job_folder)
     warnings += script.warnings  # read with its layout: a thread option against OMP_NUM_THREADS
-    places = _places_for(script, places, env_queue)
+    places = _places_for(script, places, env_queue, queue_source)
     device, device_said = device_of(script, launch)
     device = device or script.device  # the program's own, else what the GPUs asked imply
     gpus_at = f"line {script.lines.get('gpus', ['?'])[0]}"
@@ -196,7 +199,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
     cluster, partition = places[0]
     warnings += advise_warnings(script, partition, default_queue, env_queue)  # above its limits
     # a script naming no partition is checked on the one sbatch gives it, alone, said (s48)
-    slurm_default = default_queue_limits(script, default_queue, env_queue)
+    slurm_default = default_queue_limits(script, default_queue, env_queue, queue_source)
     checked = checked_partition(partition, slurm_default)
     if queue_said:
         script.note(judged_note(queue_said, default_queue, slurm_default is not None))

@@ -285,13 +285,13 @@ def slurm_partitions() -> list[str] | None:
     return list(parse_partitions(text)) if text else None
 
 
-def default_queue_limits(script, default_queue: bool,
-                         queue: str | None = None) -> PartitionLimits | None:
+def default_queue_limits(script, default_queue: bool, queue: str | None = None,
+                         source: str = "SBATCH_PARTITION") -> PartitionLimits | None:
     """The limits of Slurm's default partition where a Slurm ``script`` naming no partition
     is advised on this machine (``default_queue``): the partition sbatch gives it, and the
     only one its asks are checked against (s48: this machine's 'local' was checked too);
-    ``queue``: the partition ``SBATCH_PARTITION`` gives it instead (s48 review RX4), one
-    Slurm does not have refused; None elsewhere, or where Slurm does not answer.
+    ``queue``: the partition ``SBATCH_PARTITION`` (``source``: or ``advise --partition``)
+    gives it instead (s48 review RX4), one Slurm does not have refused; None elsewhere, or where Slurm does not answer.
 
     Raises:
         ConfigError: ``queue`` names a partition Slurm does not have.
@@ -302,7 +302,7 @@ def default_queue_limits(script, default_queue: bool,
         return None
     limits = limits_of(first_partition(queue) if queue else None)
     if queue and (limits is None or "," in queue):  # a name Slurm lacks is refused
-        refuse_unknown(queue, slurm_partitions())
+        refuse_unknown(queue, slurm_partitions(), source)
     return limits
 
 

@@ -1,11 +1,12 @@
-"""The partition sbatch gives a job from ``SBATCH_PARTITION``, which advise judges it on.
+"""The partition sbatch gives a job over its ``#SBATCH -p``, which advise judges it on.
 
-sbatch reads its input environment variables over the script's ``#SBATCH`` lines (a command
-line's ``sbatch -p`` over both, which advise cannot see): with ``SBATCH_PARTITION=p`` set, a
-script naming no partition, or another one, runs on ``p``, not on Slurm's default partition
-(s48 review RX4: advise checked the job against ``Default=YES``). advise reads the variable
-where the job is submitted (the CLI, the Python API) and judges the job on ``p``: Slurm's
-partition ``p`` where advise's place is this machine (its limits, nodes and memory:
+sbatch reads its input environment variables over the script's ``#SBATCH`` lines, and its
+command line's ``-p`` over both: with ``SBATCH_PARTITION=p`` set, a script naming no
+partition, or another one, runs on ``p``, not on Slurm's default partition (s48 review RX4:
+advise checked the job against ``Default=YES``). advise reads the variable where the job is
+submitted (the CLI, the Python API), and ``advise --partition p`` stands for ``sbatch -p p``,
+which advise cannot see; the job is judged on ``p``: Slurm's partition ``p`` where advise's
+place is this machine (its limits, nodes and memory:
 :mod:`~hpcds1mpi.launch.partition_limits`), else the cluster file's partition ``p``. A name
 Slurm does not have is refused in one line naming those it has.
 """
@@ -22,6 +23,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: sbatch's input environment variable for ``-p`` / ``--partition``.
 VARIABLE = "SBATCH_PARTITION"
+#: advise's option that stands for ``sbatch -p``.
+OPTION = "--partition"
+#: Why each source's partition is the job's, as sbatch(1) orders them.
+_WHY = {VARIABLE: "its input variables override #SBATCH lines, a `sbatch -p` on its command "
+                  "line overrides both",
+        OPTION: "as `sbatch -p` would: its command line overrides SBATCH_PARTITION and "
+                "#SBATCH lines"}
+#: How each source's value is changed.
+_FIX = {VARIABLE: f"set {VARIABLE} to one of those, or unset it",
+        OPTION: f"give {OPTION} one of those"}
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> str | None:
@@ -37,9 +48,11 @@ def first_partition(queue: str) -> str:
     return queue.split(",")[0].strip()
 
 
-def take_variable(script: "JobScript", queue: str | None, default_queue: bool) -> str:
-    """Give ``script`` the partition sbatch takes from ``SBATCH_PARTITION=queue`` and return
-    the note that says so ("" where ``queue`` is None or the script is not Slurm's).
+def take_variable(script: "JobScript", queue: str | None, default_queue: bool,
+                  source: str = VARIABLE) -> str:
+    """Give ``script`` the partition sbatch takes from ``SBATCH_PARTITION=queue`` (``source``
+    :data:`OPTION`: from ``sbatch -p queue``) and return the note that says so ("" where
+    ``queue`` is None or the script is not Slurm's).
 
     With a cluster file (``default_queue`` False) the script reads as naming ``queue``, whose
     partition the cluster file must have; on this machine it reads as naming none, so that
@@ -53,9 +66,8 @@ def take_variable(script: "JobScript", queue: str | None, default_queue: bool) -
     many = ("; the job runs on whichever of them starts it first, and is judged on the first"
             if "," in queue else "")
     script.partition = None if default_queue else first_partition(queue)
-    return (f"{VARIABLE}={queue}: sbatch sends the job to partition "
-            f"{first_partition(queue)!r} (its input variables override #SBATCH lines, a "
-            f"`sbatch -p` on its command line overrides both){over}{many}")
+    return (f"{source}={queue}: sbatch sends the job to partition "
+            f"{first_partition(queue)!r} ({_WHY[source]}){over}{many}")
 
 
 def judged_note(said: str, default_queue: bool, checked: bool) -> str:
@@ -68,9 +80,11 @@ def judged_note(said: str, default_queue: bool, checked: bool) -> str:
         ", and the layouts are predicted from runs on this machine"
 
 
-def refuse_unknown(queue: str | None, known: list[str] | None) -> None:
-    """Refuse a ``SBATCH_PARTITION`` naming a partition Slurm does not have (``known``, its
-    partitions; None where Slurm does not answer: nothing is checked).
+def refuse_unknown(queue: str | None, known: list[str] | None, source: str = VARIABLE
+                   ) -> None:
+    """Refuse a ``SBATCH_PARTITION`` (``source``: or ``--partition``) naming a partition
+    Slurm does not have (``known``, its partitions; None where Slurm does not answer: nothing
+    is checked).
 
     Raises:
         ConfigError: one line naming the variable's partition and those Slurm has.
@@ -79,15 +93,15 @@ def refuse_unknown(queue: str | None, known: list[str] | None) -> None:
         return
     missing = [p for p in (q.strip() for q in queue.split(",")) if p not in known]
     if missing:
-        raise ConfigError(f"{VARIABLE}={queue} names partition {missing[0]!r}, which Slurm does "
+        raise ConfigError(f"{source}={queue} names partition {missing[0]!r}, which Slurm does "
                           f"not have ({', '.join(known) or 'none'}); sbatch would refuse the "
-                          f"job: set {VARIABLE} to one of those, or unset it")
+                          f"job: {_FIX[source]}")
 
 
-def missing_from_cluster(queue: str, known: str) -> ConfigError:
-    """The error for a ``SBATCH_PARTITION`` the cluster description (``known``: its
-    partitions, written out) does not have."""
-    return ConfigError(f"{VARIABLE}={queue} sends the job to partition "
+def missing_from_cluster(queue: str, known: str, source: str = VARIABLE) -> ConfigError:
+    """The error for a ``SBATCH_PARTITION`` (``source``: or ``--partition``) the cluster
+    description (``known``: its partitions, written out) does not have."""
+    return ConfigError(f"{source}={queue} sends the job to partition "
                        f"{first_partition(queue)!r}, which the cluster description does not "
-                       f"have ({known}); pass --cluster FILE that describes it, or set "
-                       f"{VARIABLE} to one of those or unset it")
+                       f"have ({known}); pass --cluster FILE that describes it, or "
+                       f"{_FIX[source]}")

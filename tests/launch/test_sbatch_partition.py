@@ -100,16 +100,21 @@ def test_advise_with_a_cluster_file_judges_the_job_on_its_partition_of_that_name
                                      "(lab/standard)")
 
 
-def test_the_advise_command_reads_sbatch_partition_from_its_environment(tmp_path):
-    """The real Slurm here has one partition, 'debug': SBATCH_PARTITION=debug is said as the
-    partition checked, a name it lacks is refused in one line (sbatch refuses it: "invalid
-    partition specified")."""
+def _need_slurm() -> None:
+    """Skip where no Slurm answers (the CLI tests read the real one)."""
     import shutil
     import subprocess
 
     if not shutil.which("scontrol") or subprocess.run(
             ["scontrol", "show", "partition", "-o"], capture_output=True, timeout=10).returncode:
         pytest.skip("no Slurm answers here")
+
+
+def test_the_advise_command_reads_sbatch_partition_from_its_environment(tmp_path):
+    """The real Slurm here has one partition, 'debug': SBATCH_PARTITION=debug is said as the
+    partition checked, a name it lacks is refused in one line (sbatch refuses it: "invalid
+    partition specified")."""
+    _need_slurm()
     job = tmp_path / "job.sbatch"
     job.write_text(NO_PARTITION)
     env = {"HPCDS1MPI_CACHE": str(tmp_path / "cache")}
@@ -120,3 +125,23 @@ def test_the_advise_command_reads_sbatch_partition_from_its_environment(tmp_path
     res = run_cli(["advise", str(job)], env={**env, "SBATCH_PARTITION": "debug"}, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "note: SBATCH_PARTITION=debug: sbatch sends the job to partition 'debug'" in res.stdout
+
+
+def test_advise_partition_stands_for_sbatch_p_over_the_variable(tmp_path):
+    """sbatch's command line overrides SBATCH_PARTITION, which advise cannot see: its own
+    --partition says it (s48 review RX4)."""
+    _need_slurm()
+    job = tmp_path / "job.sbatch"
+    job.write_text(NO_PARTITION)
+    env = {"HPCDS1MPI_CACHE": str(tmp_path / "cache"), "SBATCH_PARTITION": "nope"}
+    res = run_cli(["advise", str(job), "--partition", "debug"], env=env, cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert ("note: --partition=debug: sbatch sends the job to partition 'debug' (as `sbatch -p` "
+            "would: its command line overrides SBATCH_PARTITION and #SBATCH lines)") in res.stdout
+    res = run_cli(["advise", str(job), "--partition", "nope"], env=env, cwd=tmp_path)
+    assert res.returncode != 0 and res.stdout == ""
+    (line,) = res.stderr.strip().splitlines()
+    assert "--partition=nope names partition 'nope', which Slurm does not have (" in line
+    assert line.endswith("give --partition one of those")
+    res = run_cli(["advise", str(job), "--partition", " "], env=env, cwd=tmp_path)
+    assert res.returncode != 0 and "--partition is empty" in res.stderr
