@@ -103,14 +103,14 @@ def test_the_point_is_one_of_the_jobs_own_candidates(split, model, chooser):
         point = np.log(m.predict(feats.iloc[test]))
         cands = m._candidates(feats.iloc[test])
         assert np.all(np.min(np.abs(cands - point[:, None]), axis=1) < 1e-9)
-    # The shipped gate ties or beats both the choice for every job and the best single
-    # candidate on the newest training jobs; session 10's setting keeps whichever of the two
-    # scored higher there.
-    val = model.validation_
-    assert val["gated"] >= max(val["choice"], val["single"])
+    # On this slice the choice for every job lost to the best single candidate on the
+    # newest training jobs, so session 10's setting kept that candidate; the shipped gate
+    # ties or beats both there.
+    assert model.validation_["choice"] <= model.validation_["single"]
+    assert model.validation_["gated"] >= model.validation_["single"]
     old = RuntimePredictor(choose="validate", **SMALL).fit(feats.iloc[split[2]],
                                                            split[1][split[2]])
-    assert old.mode_ == ("choice" if val["choice"] > val["single"] else "single")
+    assert old.mode_ == "single"
 
 
 def test_bayes_choice_weighs_near_candidates_together():
