@@ -235,6 +235,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
             timeout=timeout, seed=seed, snapshot_every=snapshot_every,
             min_repeats=min_repeats, max_repeats=max_repeats, min_time=min_time,
             warmup=warmup)
+        plan.timeout_given = timeout is not None
         readings = Readings.of(time_regex=time_regex, fom_regex=fom_regex,
                                ranks_regex=ranks_regex, output_file=output_file,
                                fail_regex=fail_regex)
@@ -287,6 +288,7 @@ def _main(plan_file, out, kernel, sizes, nodes, ranks_per_node, threads, devices
                       retry_crashed=retry_crashed, snapshot_every=snapshot_every,
                       rounds=rounds, race_rounds=race_rounds, race_within=race_within))
     plan = plans.build_plan(doc, part)
+    plan.timeout_given = "timeout" in (doc.get("sweep") or {})  # the flag's or the file's
     if list_only:
         _print_list(plan, plans.estimate_seconds(plan))
         for note in (plan.left_out, plan.cap_note):  # s37 tester K5, s38 tester B6

@@ -48,7 +48,8 @@ def kept_failures_note(store, plan, machine_id: str, done: set, out: str) -> str
             f"{read}. If their cause is put right ({cause}), "
             f"measure them again: this sweep with --sizes {sizes} into a new --out NEW.h5, "
             f"then `hpcds1mpi telemetry merge {out} NEW.h5 --out MERGED.h5` (the newer rows "
-            "replace them)")
+            "replace them)" + ("; a timeout is measured again in place by this --resume with "
+                               "a larger --timeout" if "timeout" in {s for _, s in kept} else ""))
 
 
 def _read_as(statuses: set[str]) -> tuple[str, str, str]:

@@ -78,6 +78,9 @@ class SweepPlan:
     #: That a ``min_time`` given without ``max_repeats`` lifted the default repeat cap ("" when
     #: not; a note to print, s38 tester B6).
     cap_note: str = ""
+    #: Whether ``timeout`` was asked for (``--timeout``, a plan file's), not the default: only
+    #: then does a resume measure again the runs that timed out below it (s49 review F4).
+    timeout_given: bool = False
 
     @property
     def max_ranks(self) -> int:

@@ -5,7 +5,10 @@ A run ``interrupted``, or ``ok`` without a finite positive runtime (damaged, not
 measurement), is measured again, the new row replacing it. A ``timeout`` row is kept as done
 (:mod:`.kept_failures`: a lower bound of the layout's time there). But a user who resumes with
 a larger ``--timeout``, the first sweep's limit having been too short, means those runs to be
-measured under the new limit: the resume had said "nothing new" and kept them. A run cut at a
+measured under the new limit: the resume had said "nothing new" and kept them. Only a
+``--timeout`` asked for (the flag, a plan file's) does so: a resume given none carries the
+sweep on (after its walltime, say), it does not run every earlier timeout for up to the default
+600 s (s49 review F4). A run cut at a
 limit below this sweep's is measured again, its new row replacing the old one (a resume and
 the store key runs by machine and run id, which leave the limit out); one cut at this limit or
 a larger one stays kept.
@@ -58,8 +61,9 @@ def cut_shorter(row: dict | None, plan) -> bool:
     The limit is compared as the error words it (``:g``, 6 digits): a resume under the same
     --timeout reads back the very same number, never a raised one (the supervisor resumes
     after each timeout with the same limit: a run rounded below it would run for ever)."""
-    if row is None or (limit := recorded_limit(row)) is None:
-        return False
+    if row is None or not getattr(plan, "timeout_given", False) or \
+            (limit := recorded_limit(row)) is None:
+        return False  # a resume given no --timeout carries on (s49 review F4)
     return float(f"{plan.timeout:g}") > limit
 
 

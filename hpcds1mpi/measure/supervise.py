@@ -133,7 +133,7 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
     tokens = launchers.local(launcher, mpi=mpi, mpiexec=mpiexec, args=args).total_tokens(ranks)
     allocation = Allocation.at_start()  # silent: the sweep it launches says its own notes
     args = list(argv)
-    previous = -1
+    previous, previous_rows = -1, None
     handlers = {}
     if _in_main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -148,7 +148,7 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
                     f"sweep stopped by {signal.Signals(stop.signum).name} during launch "
                     f"{launch + 1}; the launch was ended, {kept} finished run(s) are kept "
                     f"in {out} and the unfinished one is re-run by --resume") from None
-            rows, complete, in_flight = _progress(out)
+            rows, complete, in_flight, recorded = _progress(out)
             if rc == 0:
                 if complete:
                     return 0
@@ -171,10 +171,12 @@ def supervise(ranks: int, argv: list[str], out: str, *, max_launches: int = 1000
                     f"a rank of sweep launch {launch + 1} ended (signal {name}); the launch "
                     f"was ended, {_finished_runs(out)} finished run(s) are kept in {out}; "
                     "--resume continues")
-            if rows <= previous:
+            # A run measured again replaces its row (a timeout under a raised --timeout, s49
+            # review F1): progress is a row that changed, not only one more row.
+            if rows <= previous and recorded == previous_rows:
                 raise LaunchError(f"sweep launch {launch + 1} {_describe(rc)} without recording "
                                   "a run; stopping (see the messages above)")
-            previous = rows
+            previous, previous_rows = rows, recorded
             if rc != TIMEOUT_EXIT_CODE and in_flight:  # evidence for the run it was on
                 _note_crash(out, f"launch {launch + 1} {_describe(rc)} while it ran")
             if "--resume" not in args:
@@ -193,19 +195,24 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def _progress(out: str) -> tuple[int, bool, bool]:
+def _progress(out: str) -> tuple[int, bool, bool, frozenset | None]:
     """(runs recorded in ``out``, whether the last launch ran its whole plan, whether a run was
-    left unfinished); (-1, False, False) when ``out`` cannot be read."""
+    left unfinished, each recorded run's key with its status and error: a row replaced reads
+    apart); (-1, False, False, None) when ``out`` cannot be read."""
     from hpcds1mpi.records import telemetry
 
     try:
         store = telemetry.load(out, crashed=False)
     except TelemetryError:
-        return -1, False, False
+        return -1, False, False, None
     recorded = set(store.runs) | set(store.started)  # an unfinished run is settled on resume
     in_flight = any(store.runs.get(k, {}).get("status") in (None, "crashed", "interrupted")
                     for k in store.started)
-    return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1", in_flight
+    # measured rows only: a run the crash note marks crashed (or one interrupted) is none
+    rows = frozenset((key, str(row.get("status")), str(row.get("error")))
+                     for key, row in store.runs.items()
+                     if row.get("status") not in (None, "crashed", "interrupted"))
+    return len(recorded), str(store.attrs.get(COMPLETE_ATTR, "0")) == "1", in_flight, rows
 
 
 def _finished_runs(out: str) -> int:
