@@ -268,7 +268,7 @@ def advise(text: str, bundle, places: Sequence[tuple["Cluster | None", "Partitio
         confirm_unmeasured(verdict, unmeasured)
     if edited := judge_launch_inputs(bundle, label, script, launch, job_folder):  # s48 O4
         confirm_unmeasured(verdict, edited)  # an input edited since: as another deck
-    confirm_other_launches(verdict, script)  # a line not read that stops the job: not auto
+    confirm_other_launches(verdict, script, job_folder)  # a line not read stops it: not auto
     advice = Advice(name, script.scheduler, label, source, int(size), size_source, asked, None,
                     verdict, objective, energy_label=rec.energy_label,
                     notes=notes, warnings=warnings, recommendation=rec)

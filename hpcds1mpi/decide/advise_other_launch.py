@@ -19,21 +19,25 @@ if TYPE_CHECKING:  # pragma: no cover
 CHECK = "other_launches"
 
 
-def other_launch_problems(script: "JobScript") -> list[str]:
+def other_launch_problems(script: "JobScript", job_folder: str | None = None) -> list[str]:
     """The warnings of ``script``'s launch lines other than the one advise reads that stop
-    the job, one each (the text advise's warnings already hold)."""
+    the job, one each (the text advise's warnings already hold): each line's MPI read as the
+    warning reads it, from its launcher's file where the job's folder is given (a bare
+    ``mpirun`` that is Open MPI's on PATH, s49 review F2)."""
     from hpcds1mpi.launch.launch_line_checks import launch_family
     from hpcds1mpi.launch.mpirun_slots import other_launch_slots
 
     return [said for launch in script.launches if launch is not script.launch
-            and (said := other_launch_slots(script, launch, launch_family(script, launch)))]
+            and (said := other_launch_slots(script, launch,
+                                            launch_family(script, launch, job_folder)))]
 
 
-def confirm_other_launches(verdict: dict, script: "JobScript") -> None:
+def confirm_other_launches(verdict: dict, script: "JobScript",
+                           job_folder: str | None = None) -> None:
     """``verdict`` (a guard verdict's dict), changed in place: at most ``confirm`` where
     another launch line of ``script`` stops the job, each such warning a reason; left as it
     is where there is none (a script with one launch line)."""
-    problems = other_launch_problems(script)
+    problems = other_launch_problems(script, job_folder)
     if not problems:
         return
     reasons = verdict.setdefault("reasons", [])

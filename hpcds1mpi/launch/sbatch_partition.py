@@ -36,10 +36,11 @@ _FIX = {VARIABLE: f"set {VARIABLE} to one of those, or unset it",
 
 
 def from_environment(env: Mapping[str, str] | None = None) -> str | None:
-    """``SBATCH_PARTITION`` of ``env`` (None: this process's), stripped; None where unset or
-    empty (sbatch then reads the script's own line)."""
-    value = (os.environ if env is None else env).get(VARIABLE, "").strip()
-    return value or None
+    """``SBATCH_PARTITION`` of ``env`` (None: this process's), stripped; None where unset
+    (sbatch then reads the script's own line), "" where set but empty, which sbatch refuses
+    ("invalid partition specified: (null)", Slurm 22.05; s49 review F5)."""
+    value = (os.environ if env is None else env).get(VARIABLE)
+    return None if value is None else value.strip()
 
 
 def first_partition(queue: str) -> str:
@@ -58,8 +59,16 @@ def take_variable(script: "JobScript", queue: str | None, default_queue: bool,
     partition the cluster file must have; on this machine it reads as naming none, so that
     Slurm's partition ``queue`` is the one checked (``partition_limits.default_queue_limits``,
     given ``queue``), as Slurm's default partition is for a script naming none."""
-    if not queue or script.scheduler != "slurm":
+    if queue is None:
         return ""
+    if script.scheduler != "slurm":  # qsub reads no SBATCH_PARTITION; -p is sbatch's
+        if source == OPTION:
+            raise ConfigError(f"{OPTION} {queue} stands for `sbatch -p`, and this is not a "
+                              "Slurm script: give a PBS job its queue with #PBS -q")
+        return ""
+    if not queue:
+        raise ConfigError(f"{VARIABLE} is set but empty: sbatch refuses the job (invalid "
+                          f"partition); unset it, or set it to a partition")
     own = script.directives.get("partition")
     over = (f"; it overrides line {own.line}'s --partition={script.partition}"
             if script.partition and script.partition != queue and own is not None else "")

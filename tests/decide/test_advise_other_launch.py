@@ -65,3 +65,26 @@ def test_only_an_auto_verdict_is_lowered_and_each_reason_is_said_once():
     kept = {"verdict": "auto", "reasons": [], "checks": {}}
     confirm_other_launches(kept, alone)
     assert kept == {"verdict": "auto", "reasons": [], "checks": {}}
+
+
+def test_a_bare_mpirun_that_is_open_mpis_on_path_holds_the_verdict_too(tmp_path, monkeypatch):
+    """s49 review F2: the warning read a bare ``mpirun``'s file (Open MPI's on PATH) and said
+    the job stops; the verdict read its name only and stayed auto."""
+    import os
+    import shutil
+
+    import pytest
+
+    openmpi = shutil.which("mpirun.openmpi")
+    if openmpi is None:
+        pytest.skip("Debian's Open MPI (mpirun.openmpi) is not installed")
+    bin_dir = tmp_path / "ompi"
+    bin_dir.mkdir()
+    (bin_dir / "mpirun").symlink_to(openmpi)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    script = read_script(TWO_LAUNCHES.format(second=STOPS.replace("mpirun.openmpi", "mpirun")))
+    script.launch = script.launches[0]
+    verdict = {"verdict": "auto", "reasons": [], "checks": {}}
+    confirm_other_launches(verdict, script, str(tmp_path))
+    assert verdict["verdict"] == "confirm" and "Open MPI's mpirun starts 4 ranks" in \
+        verdict["reasons"][0], verdict

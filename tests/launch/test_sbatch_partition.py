@@ -20,10 +20,25 @@ NO_PARTITION = ASKED.replace("#SBATCH --partition=standard\n", "").replace(
     "#SBATCH --time=00:30:00\n", "#SBATCH --time=00:30:00\n#SBATCH --mem=6000M\n")
 
 
-def test_the_variable_is_read_stripped_and_empty_is_unset():
+def test_the_variable_is_read_stripped_and_unset_is_none():
     assert from_environment({"SBATCH_PARTITION": " big "}) == "big"
-    assert from_environment({"SBATCH_PARTITION": ""}) is None
     assert from_environment({}) is None
+
+
+def test_a_variable_set_empty_is_refused_as_sbatch_refuses_it():
+    # s49 review F5: sbatch 22.05 "invalid partition specified: (null)"; advise had read it
+    # as unset and judged the job on the default partition
+    assert from_environment({"SBATCH_PARTITION": " "}) == ""
+    with pytest.raises(ConfigError, match="SBATCH_PARTITION is set but empty"):
+        take_variable(read_script(ASKED), "", default_queue=True)
+
+
+def test_partition_for_a_pbs_script_is_refused_the_variable_ignored():
+    # s49 review F8: --partition was silently dropped for a PBS script
+    pbs = read_script("#!/bin/bash\n#PBS -l select=1:ncpus=2\nmpiexec -n 2 ./a\n")
+    with pytest.raises(ConfigError, match="this is not a Slurm script"):
+        take_variable(pbs, "big", default_queue=True, source="--partition")
+    assert take_variable(pbs, "big", default_queue=True) == ""  # qsub reads no SBATCH_*
 
 
 def test_the_variable_overrides_the_scripts_own_line_and_says_so():
