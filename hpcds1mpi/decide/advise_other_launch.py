@@ -5,7 +5,10 @@ line that stops the job (Open MPI's mpirun starting more ranks than the job has 
 :func:`~hpcds1mpi.launch.mpirun_slots.other_launch_slots`) is warned about, but the guard's
 ``auto`` spoke of the line read only, so a job that fails at its second line was told "verdict
 auto" and "already asks the recommended layout" (s49 fixer brief, after s48 tester O8). Such a
-script's verdict is at most ``confirm``, that warning its reason.
+script's verdict is at most ``confirm``, that warning its reason. So is one with a line,
+the one read too, whose hydra ``mpiexec`` (MPICH, Intel MPI) starts more ranks than the job
+has tasks and CPUs (:func:`~hpcds1mpi.launch.mpirun_slots.shared_cpus`): it runs, but its
+ranks share CPUs the prediction gives each its own (s49 review F6).
 """
 
 from __future__ import annotations
@@ -21,22 +24,28 @@ CHECK = "other_launches"
 
 def other_launch_problems(script: "JobScript", job_folder: str | None = None) -> list[str]:
     """The warnings of ``script``'s launch lines other than the one advise reads that stop
-    the job, one each (the text advise's warnings already hold): each line's MPI read as the
-    warning reads it, from its launcher's file where the job's folder is given (a bare
-    ``mpirun`` that is Open MPI's on PATH, s49 review F2)."""
+    the job, and of any line, the one read too, whose hydra ranks crowd the job's CPUs (the
+    prediction gives each rank its own: s49 review F6), one each (the text advise's warnings
+    already hold): each line's MPI read as the warning reads it, from its launcher's file
+    where the job's folder is given (a bare ``mpirun`` that is Open MPI's on PATH, s49 review
+    F2)."""
     from hpcds1mpi.launch.launch_line_checks import launch_family
-    from hpcds1mpi.launch.mpirun_slots import other_launch_slots
+    from hpcds1mpi.launch.mpirun_slots import other_launch_slots, shared_cpus
 
-    return [said for launch in script.launches if launch is not script.launch
-            and (said := other_launch_slots(script, launch,
-                                            launch_family(script, launch, job_folder)))]
+    said = []
+    for launch in script.launches:
+        family = launch_family(script, launch, job_folder)
+        stops = other_launch_slots(script, launch, family) if launch is not script.launch \
+            else ""
+        said += [w for w in (stops, shared_cpus(script, launch, family)) if w]
+    return said
 
 
 def confirm_other_launches(verdict: dict, script: "JobScript",
                            job_folder: str | None = None) -> None:
     """``verdict`` (a guard verdict's dict), changed in place: at most ``confirm`` where
-    another launch line of ``script`` stops the job, each such warning a reason; left as it
-    is where there is none (a script with one launch line)."""
+    another launch line of ``script`` stops the job, or a line's hydra ranks crowd its CPUs,
+    each such warning a reason; left as it is where there is none."""
     problems = other_launch_problems(script, job_folder)
     if not problems:
         return

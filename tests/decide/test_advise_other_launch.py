@@ -88,3 +88,25 @@ def test_a_bare_mpirun_that_is_open_mpis_on_path_holds_the_verdict_too(tmp_path,
     confirm_other_launches(verdict, script, str(tmp_path))
     assert verdict["verdict"] == "confirm" and "Open MPI's mpirun starts 4 ranks" in \
         verdict["reasons"][0], verdict
+
+
+def test_a_hydra_line_crowding_the_jobs_cpus_holds_the_verdict_the_line_read_too():
+    """s49 review F6: advise warned that mpiexec.mpich's 4 ranks share the job's 2 CPUs and
+    still said "already asks the recommended layout; verdict auto" (the prediction gives each
+    rank its own CPU)."""
+    line = "mpiexec.mpich -n 4 hpcds1mpi run stencil --size 128 --precision fp64"
+    for second in ("", line):  # the line read, or a second line
+        text = TWO_LAUNCHES.format(second=second)
+        if not second:
+            text = text.replace("srun hpcds1mpi run", "mpiexec.mpich -n 4 hpcds1mpi run")
+        script = read_script(text)
+        script.launch = script.launches[0]
+        verdict = {"verdict": "auto", "reasons": [], "checks": {}}
+        confirm_other_launches(verdict, script)
+        assert verdict["verdict"] == "confirm", (second, verdict)
+        assert "sharing the job's CPUs (4 ranks on 2 CPUs)" in verdict["reasons"][0]
+    fits = read_script(TWO_LAUNCHES.format(second=line.replace("-n 4", "-n 2")))
+    fits.launch = fits.launches[0]
+    kept = {"verdict": "auto", "reasons": [], "checks": {}}
+    confirm_other_launches(kept, fits)
+    assert kept["verdict"] == "auto"
