@@ -50,6 +50,7 @@ import numpy as np
 from hpcds1mpi.config import TIMEOUT
 from hpcds1mpi.decide.energy_ends import follow_runtime
 from hpcds1mpi.decide.measured_here import CONFIG_COLUMNS, candidate_codes, layout_text
+from hpcds1mpi.measure.resumed_runs import TIMEOUT_LIMIT
 
 #: Column: the sizes a candidate's configuration timed out at on its hardware, as text.
 TIMED_OUT_SIZES = "timed_out_sizes"
@@ -64,8 +65,8 @@ TIMED_OUT_CLOCK = "timed_out_outside_s"
 TIMED_OUT_FROM = "timed_out_outside_from"
 LAYOUT, WORKLOAD, NO_RUN = "layout", "workload", "none"
 #: The limit as the sweep words a timeout ("no exit within the 2 s timeout; killed", "no result
-#: within the 30 s timeout; ..."): the run's own time is the fallback.
-_LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
+#: within the 30 s timeout; ..."), read as a resume reads it: the run's own time is the fallback.
+_LIMIT = TIMEOUT_LIMIT
 #: A kernel configuration's timeout (it covers set-up, warm-up and every repeat).
 _WHOLE_CONFIGURATION = re.compile(r"no result within the [0-9.e+-]+ s timeout")
 #: What its error says of one run: the time the measured repeat it cut short had run

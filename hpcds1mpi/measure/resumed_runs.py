@@ -27,8 +27,9 @@ import re
 
 from hpcds1mpi.config import TIMEOUT
 
-#: The limit as the sweep words a timeout: ``within the 2 s timeout``.
-_LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
+#: The limit as the sweep words a timeout: ``within the 2 s timeout`` (what resume and
+#: :mod:`hpcds1mpi.decide.timed_out` read it by).
+TIMEOUT_LIMIT = re.compile(r"within the ([0-9.]+(?:e[+-]?[0-9]+)?) s timeout")
 
 
 def settled(row: dict | None, plan=None) -> bool:
@@ -51,7 +52,7 @@ def recorded_limit(row: dict) -> float | None:
     none (another status, or an older file's wording)."""
     if row.get("status") != TIMEOUT:
         return None
-    match = _LIMIT.search(str(row.get("error") or ""))
+    match = TIMEOUT_LIMIT.search(str(row.get("error") or ""))
     return float(match.group(1)) if match else None
 
 
